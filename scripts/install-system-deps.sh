@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One-time system set-up for Quire on Debian/Ubuntu: LibreOffice (headless, no GUI),
+# fonts for faithful conversion, poppler-utils, and Chromium for the browser tests.
+# Idempotent: packages already present are left alone, and apt is only called when something is missing.
+set -euo pipefail
+
+packages=(
+  libreoffice-writer-nogui
+  libreoffice-impress-nogui
+  python3-uno
+  poppler-utils
+  fonts-dejavu
+  fonts-liberation2
+  fonts-crosextra-carlito
+  fonts-crosextra-caladea
+  fonts-noto-core
+  fonts-noto-cjk
+  chromium
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-system-deps: all system packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-system-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
