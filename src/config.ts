@@ -1,0 +1,120 @@
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+
+/** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
+export interface Config {
+  host: string;
+  port: number;
+  uploadPort: number | undefined;
+  publicUrl: string | undefined;
+  dataDir: string;
+  databaseUrl: string;
+  blobDir: string;
+  actionPrefixes: readonly string[];
+  maxUploadBytes: number;
+  logLevel: string;
+  createDemoAccount: boolean;
+  /** Scratch space of conversions (page images before upload, LibreOffice profiles). */
+  tmpDir: string;
+  workerConcurrency: number;
+  officeSlots: number;
+  officeTimeoutMs: number;
+  officeRestartEvery: number;
+  /** Tests and local use only: lets URL uploads reach loopback and private addresses. */
+  fetchAllowPrivate: boolean;
+  jobTimeoutMs: number;
+  /** How long a claimed job stays a worker's without a heartbeat; a dead worker's job is taken over after it. */
+  jobLeaseMs: number;
+  maxAttempts: number;
+  maxProcessingMs: number;
+  maxPages: number;
+  /** Error 012: requests an API key may make at once (the leaky bucket's size). */
+  rateBurst: number;
+  /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
+  ratePerSecond: number;
+}
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** Far above what a normal client sends; the historic service allowed a burst of 20 and 3/s. */
+export const DEFAULT_RATE_BURST = 300;
+export const DEFAULT_RATE_PER_SECOND = 50;
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
+  const problems: string[] = [];
+
+  const int = (name: string, fallback: number | undefined, min: number, max: number): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}=${JSON.stringify(raw)}: expected an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const num = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !Number.isFinite(n) || n < min || n > max) {
+      problems.push(`${name}=${JSON.stringify(raw)}: expected a number from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const dataDir = resolve(env.QUIRE_DATA_DIR || "./data");
+  const prefixes = (env.QUIRE_ACTION_PREFIXES ?? "svc").split(",").map((p) => p.trim()).filter((p) => p !== "");
+  for (const p of prefixes) {
+    if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(p)) problems.push(`QUIRE_ACTION_PREFIXES: ${JSON.stringify(p)} is not a plain word`);
+  }
+  if (prefixes.length === 0) problems.push("QUIRE_ACTION_PREFIXES: at least one prefix is needed");
+
+  const publicUrl = env.QUIRE_PUBLIC_URL || undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) problems.push(`QUIRE_PUBLIC_URL=${publicUrl}: expected http(s)://host[:port]`);
+
+  const logLevel = env.QUIRE_LOG_LEVEL || "info";
+  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
+    problems.push(`QUIRE_LOG_LEVEL=${logLevel}: expected fatal, error, warn, info, debug, trace or silent`);
+  }
+
+  const config: Config = {
+    host: env.QUIRE_HOST || "127.0.0.1",
+    port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
+    uploadPort: int("QUIRE_UPLOAD_PORT", undefined, 0, 65535),
+    publicUrl: publicUrl?.replace(/\/+$/, ""),
+    dataDir,
+    databaseUrl: env.QUIRE_DATABASE_URL || resolve(dataDir, "quire.db"),
+    blobDir: resolve(env.QUIRE_BLOB_DIR || resolve(dataDir, "blobs")),
+    actionPrefixes: prefixes,
+    maxUploadBytes: int("QUIRE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_UPLOAD_BYTES,
+    logLevel,
+    createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
+    tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
+    workerConcurrency: int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
+    officeSlots: int("QUIRE_OFFICE_SLOTS", availableParallelism(), 1, 64) ?? 1,
+    officeTimeoutMs: (int("QUIRE_OFFICE_TIMEOUT_SECONDS", 120, 1, 3600) ?? 120) * 1000,
+    officeRestartEvery: int("QUIRE_OFFICE_RESTART_EVERY", 200, 1, 100_000) ?? 200,
+    fetchAllowPrivate: env.QUIRE_FETCH_ALLOW_PRIVATE === "1",
+    jobTimeoutMs: (int("QUIRE_JOB_TIMEOUT_SECONDS", 900, 10, 86_400) ?? 900) * 1000,
+    jobLeaseMs: (int("QUIRE_JOB_LEASE_SECONDS", 60, 2, 3600) ?? 60) * 1000,
+    maxAttempts: int("QUIRE_JOB_MAX_ATTEMPTS", 4, 1, 100) ?? 4,
+    maxProcessingMs: (int("QUIRE_MAX_PROCESSING_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
+    maxPages: int("QUIRE_MAX_PAGES", 2000, 1, 100_000) ?? 2000,
+    rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
+    ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
+    ...overrides,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
