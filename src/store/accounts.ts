@@ -1,0 +1,80 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.ts";
+
+export interface KeyOwner {
+  accountId: number;
+  username: string;
+  apiSecret: string;
+}
+
+export interface AccountSummary {
+  id: number;
+  username: string;
+  createdAt: number;
+  activeKeys: string[];
+}
+
+export function accountsRepo(db: Kysely<Database>) {
+  return {
+    async count(): Promise<number> {
+      const row = await db.selectFrom("accounts").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /** Creates the account with its first key, in one transaction; undefined if the username is taken. */
+    async createWithKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<number | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const taken = await trx.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
+        if (taken) return undefined;
+        const { id } = await trx
+          .insertInto("accounts")
+          .values({ username, createdAt: now })
+          .returning("id")
+          .executeTakeFirstOrThrow();
+        await trx.insertInto("apiKeys").values({ apiKey, accountId: id, apiSecret, createdAt: now, revokedAt: null }).execute();
+        return id;
+      });
+    },
+
+    async addKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<boolean> {
+      const account = await db.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
+      if (!account) return false;
+      await db.insertInto("apiKeys").values({ apiKey, accountId: account.id, apiSecret, createdAt: now, revokedAt: null }).execute();
+      return true;
+    },
+
+    /** The only query that reads a secret: the signature check needs it. */
+    async getKeyOwnerForSigning(apiKey: string): Promise<KeyOwner | undefined> {
+      return db
+        .selectFrom("apiKeys")
+        .innerJoin("accounts", "accounts.id", "apiKeys.accountId")
+        .select(["accounts.id as accountId", "accounts.username", "apiKeys.apiSecret"])
+        .where("apiKeys.apiKey", "=", apiKey)
+        .where("apiKeys.revokedAt", "is", null)
+        .executeTakeFirst();
+    },
+
+    async revokeKey(apiKey: string, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable("apiKeys")
+        .set({ revokedAt: now })
+        .where("apiKey", "=", apiKey)
+        .where("revokedAt", "is", null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    async list(): Promise<AccountSummary[]> {
+      const accounts = await db.selectFrom("accounts").select(["id", "username", "createdAt"]).orderBy("username").execute();
+      const keys = await db
+        .selectFrom("apiKeys")
+        .select(["accountId", "apiKey"])
+        .where("revokedAt", "is", null)
+        .orderBy("createdAt")
+        .execute();
+      return accounts.map((a) => ({ ...a, activeKeys: keys.filter((k) => k.accountId === a.id).map((k) => k.apiKey) }));
+    },
+  };
+}
+
+export type AccountsRepo = ReturnType<typeof accountsRepo>;

@@ -1,0 +1,23 @@
+import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
+import type { Database } from "../schema.ts";
+
+/** The few things that differ between SQLite and PostgreSQL; everything else is written once. */
+export interface StoreDialect {
+  readonly name: "sqlite" | "postgres";
+  readonly db: Kysely<Database>;
+  /** An integer primary key the database numbers itself. */
+  autoId(col: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /**
+   * Makes the select that picks a job to claim skip rows other workers hold (PostgreSQL's
+   * `FOR UPDATE SKIP LOCKED`); SQLite serialises writers, so its claim needs nothing more.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  lockForClaim<QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB;
+  /**
+   * A text column as it must be ordered so both dialects sort alike, in code point order
+   * (SQLite's BINARY collation is that order for UTF-8; PostgreSQL needs "C").
+   */
+  orderableText(column: string): RawBuilder<unknown>;
+  /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
+  close(): Promise<void>;
+}

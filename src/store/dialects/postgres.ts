@@ -1,0 +1,27 @@
+import { CamelCasePlugin, Kysely, sql, PostgresDialect } from "kysely";
+import pg from "pg";
+import type { Database } from "../schema.ts";
+import type { StoreDialect } from "./dialect.ts";
+
+const INT8_OID = 20;
+
+export function openPostgres(url: string, poolSize = 10): StoreDialect {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Epoch milliseconds live in bigint columns; they fit a double exactly, so answer numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+    },
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] });
+  return {
+    name: "postgres",
+    db,
+    autoId: (col) => col.primaryKey().generatedByDefaultAsIdentity(),
+    orderableText: (column) => sql`${sql.ref(column)} collate "C"`,
+    lockForClaim: (qb) => qb.forUpdate().skipLocked() as typeof qb,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,53 @@
+import type { Kysely } from "kysely";
+import { accountsRepo } from "./accounts.ts";
+import { bookmarksRepo } from "./bookmarks.ts";
+import type { StoreDialect } from "./dialects/dialect.ts";
+import { openPostgres } from "./dialects/postgres.ts";
+import { openSqlite } from "./dialects/sqlite.ts";
+import { documentsRepo } from "./documents.ts";
+import { embedsRepo } from "./embeds.ts";
+import { foldersRepo } from "./folders.ts";
+import { jobsRepo } from "./jobs.ts";
+import { migrateToLatest } from "./migrations.ts";
+import type { Database } from "./schema.ts";
+
+export interface Store {
+  readonly dialect: "sqlite" | "postgres";
+  /** For the store's own modules and tests that inspect tables; the rest of the app goes through the repos. */
+  readonly db: Kysely<Database>;
+  readonly accounts: ReturnType<typeof accountsRepo>;
+  readonly documents: ReturnType<typeof documentsRepo>;
+  readonly folders: ReturnType<typeof foldersRepo>;
+  readonly bookmarks: ReturnType<typeof bookmarksRepo>;
+  readonly embeds: ReturnType<typeof embedsRepo>;
+  readonly jobs: ReturnType<typeof jobsRepo>;
+  close(): Promise<void>;
+}
+
+/** `postgres://…` / `postgresql://…` selects PostgreSQL; anything else is a SQLite file path (or `sqlite:path`). */
+export function openDialect(databaseUrl: string): StoreDialect {
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl);
+  return openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
+}
+
+export async function openStore(databaseUrl: string): Promise<Store> {
+  const dialect = openDialect(databaseUrl);
+  try {
+    await migrateToLatest(dialect);
+  } catch (err) {
+    await dialect.close();
+    throw err;
+  }
+  const { db } = dialect;
+  return {
+    dialect: dialect.name,
+    db,
+    accounts: accountsRepo(db),
+    documents: documentsRepo(db, dialect),
+    folders: foldersRepo(db),
+    bookmarks: bookmarksRepo(db),
+    embeds: embedsRepo(db),
+    jobs: jobsRepo(db, dialect),
+    close: () => dialect.close(),
+  };
+}
