@@ -1,0 +1,18 @@
+import type { Readable } from "node:stream";
+
+/**
+ * Original files and page images. Backends only ever receive keys made by blob-keys.ts.
+ * Every write is atomic: a reader sees the whole object or none.
+ */
+export interface BlobStore {
+  /** Writes a stream under `key`; resolves with the byte count once the object is durable. */
+  put(key: string, body: Readable): Promise<number>;
+  /** Takes ownership of a finished local file (the upload spool) and stores it under `key`. */
+  putFile(key: string, path: string): Promise<void>;
+  get(key: string): Promise<Readable>;
+  exists(key: string): Promise<boolean>;
+  /** Deleting a key that does not exist is not an error. */
+  delete(key: string): Promise<void>;
+  /** Every key under `prefix` (used by deletes and the orphan clean-up). */
+  list(prefix: string): Promise<string[]>;
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { copyFile, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { assertValidKey } from "./blob-keys.ts";
+import type { BlobStore } from "./blob-store.ts";
+
+/** Temp files live under the root so the final rename never crosses a file system. */
+const TMP_DIR = ".tmp";
+
+export class LocalBlobStore implements BlobStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  /** A fresh path for a spool or temp file on the same file system as the blobs. */
+  async tempPath(): Promise<string> {
+    const dir = join(this.root, TMP_DIR);
+    await mkdir(dir, { recursive: true });
+    return join(dir, randomBytes(12).toString("hex"));
+  }
+
+  private pathOf(key: string): string {
+    assertValidKey(key);
+    return join(this.root, ...key.split("/"));
+  }
+
+  async put(key: string, body: Readable): Promise<number> {
+    const tmp = await this.tempPath();
+    let bytes = 0;
+    body.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    try {
+      await pipeline(body, createWriteStream(tmp, { flags: "wx" }));
+      await this.commit(tmp, this.pathOf(key));
+      return bytes;
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async putFile(key: string, path: string): Promise<void> {
+    const target = this.pathOf(key);
+    try {
+      await this.commit(path, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+      const tmp = await this.tempPath();
+      try {
+        await copyFile(path, tmp);
+        await this.commit(tmp, target);
+      } finally {
+        await rm(tmp, { force: true });
+      }
+      await rm(path, { force: true });
+    }
+  }
+
+  /** fsync the data, rename into place, fsync the folder: the object is whole and durable or absent. */
+  private async commit(tmp: string, target: string): Promise<void> {
+    const fh = await open(tmp, "r+");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await mkdir(dirname(target), { recursive: true });
+    await rename(tmp, target);
+    const dir = await open(dirname(target), "r");
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    await stat(path); // fail here, not later inside a pipe
+    return createReadStream(path);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(key))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+        throw err;
+      }
+      for (const e of entries) {
+        const full = join(dir, e.name);
+        if (e.isDirectory()) {
+          if (full !== join(this.root, TMP_DIR)) await walk(full);
+        } else {
+          const key = relative(this.root, full).split(sep).join("/");
+          if (key.startsWith(prefix)) keys.push(key);
+        }
+      }
+    };
+    await walk(this.root);
+    return keys.sort();
+  }
+}
