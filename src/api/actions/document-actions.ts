@@ -1,0 +1,11 @@
+import type { ActionHandler } from "./action.ts";
+import { documentDelete } from "./document-delete.ts";
+import { documentUpdate } from "./document-update.ts";
+import { documentsList } from "./documents-list.ts";
+
+/** The operations of this group, by name without prefix (registered in index.ts). */
+export const DOCUMENT_ACTIONS: ReadonlyArray<readonly [string, ActionHandler]> = [
+  ["documents.list", documentsList],
+  ["document.update", documentUpdate],
+  ["document.delete", documentDelete],
+];

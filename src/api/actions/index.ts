@@ -1,0 +1,15 @@
+import type { ActionHandler } from "./action.ts";
+import { DOCUMENT_ACTIONS } from "./document-actions.ts";
+import { documentUpload } from "./document-upload.ts";
+import { documentUrlUpload } from "./document-url-upload.ts";
+import { EMBED_ACTIONS } from "./embed-actions.ts";
+import { FOLDER_ACTIONS } from "./folder-actions.ts";
+
+/** Every operation served, by its name without prefix. Names not here are 201 on `action`. */
+export const ACTIONS: ReadonlyMap<string, ActionHandler> = new Map([
+  ["document.upload", documentUpload],
+  ["document.url_upload", documentUrlUpload],
+  ...DOCUMENT_ACTIONS,
+  ...FOLDER_ACTIONS,
+  ...EMBED_ACTIONS,
+]);

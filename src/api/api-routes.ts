@@ -1,0 +1,204 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { QuireError } from "../domain/errors.ts";
+import { ACTIONS } from "./actions/index.ts";
+import type { ApiDeps, SpooledFile } from "./actions/action.ts";
+import { authenticate, type AuthOptions, type Caller, type EndpointKind } from "./authenticate.ts";
+import { renderError, renderOk } from "./envelope.ts";
+import { readDocumentOptions } from "../domain/document-options.ts";
+import { outputFormatOf } from "./output-format.ts";
+import { addFormEncoded, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
+import { readUpload } from "./upload-reader.ts";
+import { rm } from "node:fs/promises";
+
+/** A form-encoded body carries at most a few kilobytes of text; this bounds a hostile one. */
+const MAX_FORM_BYTES = 1024 * 1024;
+const ALLOW = "GET, POST";
+
+export interface ApiRouteOptions {
+  deps: ApiDeps;
+  tempPath: () => Promise<string>;
+  allowRequest?: (apiKey: string) => boolean;
+  /** Paths serving each endpoint, e.g. { normal: ["/1_0"], upload: ["/upload/1_0"] }. */
+  paths: Record<EndpointKind, string[]>;
+}
+
+export function registerApiRoutes(app: FastifyInstance, opts: ApiRouteOptions): void {
+  const auth: AuthOptions = {
+    accounts: opts.deps.store.accounts,
+    prefixes: opts.deps.config.actionPrefixes,
+    knownActions: new Set(ACTIONS.keys()),
+    allowRequest: opts.allowRequest,
+  };
+  for (const endpoint of ["normal", "upload"] as const) {
+    for (const url of opts.paths[endpoint]) {
+      app.route({
+        method: ["GET", "POST"],
+        url,
+        exposeHeadRoute: false,
+        handler: (req, reply) => handleApiRequest(req, reply, endpoint, opts, oncePerRequest(auth)),
+      });
+      app.route({
+        method: ["PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"],
+        url,
+        handler: (_req, reply) => reply.code(405).header("allow", ALLOW).send(),
+      });
+    }
+  }
+}
+
+/**
+ * An upload is authenticated twice (before its file and at its end); the rate limit must count
+ * the request once, so its first answer is kept for the rest of the request.
+ */
+function oncePerRequest(auth: AuthOptions): AuthOptions {
+  const allow = auth.allowRequest;
+  if (!allow) return auth;
+  let answer: boolean | undefined;
+  return { ...auth, allowRequest: (apiKey) => (answer ??= allow(apiKey)) };
+}
+
+function hasBody(req: FastifyRequest): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
+function addQuery(params: RequestParams, rawUrl: string): void {
+  const q = rawUrl.indexOf("?");
+  // Node hands the request line over as latin1, which gives back its bytes one to one.
+  if (q !== -1) addFormEncoded(params, Buffer.from(rawUrl.slice(q + 1), "latin1"));
+}
+
+/**
+ * A request refused at the transport step (error 200, no field) is still answered in the
+ * `format` its query string asks for; the query's own defects do not matter then.
+ */
+function refuse(params: RequestParams, rawUrl: string, failure: QuireError): QuireError {
+  try {
+    addQuery(params, rawUrl);
+  } catch {
+    // the request is refused anyway; what could be read is enough to choose the format
+  }
+  return failure;
+}
+
+async function readFormBody(req: FastifyRequest): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > MAX_FORM_BYTES) throw new QuireError("201");
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function handleApiRequest(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: EndpointKind,
+  opts: ApiRouteOptions,
+  auth: AuthOptions,
+): Promise<FastifyReply> {
+  const params = new RequestParams();
+  let upload: SpooledFile | undefined;
+  try {
+    upload = await readParams(req, endpoint, params, opts, auth);
+    const format = outputFormatOf(params);
+    const caller = await authenticate(params, endpoint, auth);
+    const handler = ACTIONS.get(caller.action)!;
+    const payload = await handler({ params, caller, deps: opts.deps, log: req.log, upload, now: Date.now() });
+    return send(reply, renderOk(format, payload));
+  } catch (err) {
+    // Gone before the answer: a client that sees the refusal never sees the spooled file.
+    if (upload) await rm(upload.path, { force: true });
+    let failure: QuireError;
+    if (err instanceof QuireError) {
+      failure = err;
+    } else {
+      if (req.raw.destroyed) return reply; // the client went away mid-upload: nobody to answer
+      req.log.error({ err }, "unexpected failure");
+      failure = new QuireError("500");
+    }
+    // An upload refused before its end: say so, then close, rather than read the rest of it.
+    if (!req.raw.complete) reply.header("connection", "close");
+    return send(reply, renderError(outputFormatOf(params), failure));
+  } finally {
+    if (upload) await rm(upload.path, { force: true });
+  }
+}
+
+function send(reply: FastifyReply, rendered: { contentType: string; body: string }): FastifyReply {
+  return reply.code(200).header("cache-control", "no-store").type(rendered.contentType).send(rendered.body);
+}
+
+/** Step 1 of decisions §2: method, content type, encoding; then every parameter into `params`. */
+async function readParams(
+  req: FastifyRequest,
+  endpoint: EndpointKind,
+  params: RequestParams,
+  opts: ApiRouteOptions,
+  auth: AuthOptions,
+): Promise<SpooledFile | undefined> {
+  const header = req.headers["content-type"];
+  const rawUrl = req.raw.url ?? "";
+  if (req.method === "GET") {
+    if (header !== undefined || endpoint === "upload") throw refuse(params, rawUrl, new QuireError("200"));
+    addQuery(params, rawUrl);
+    return undefined;
+  }
+  if (header === undefined) {
+    if (hasBody(req)) throw refuse(params, rawUrl, new QuireError("200"));
+    addQuery(params, rawUrl);
+    return undefined;
+  }
+  const contentType = parseContentType(header);
+  const expected = endpoint === "upload" ? "multipart/form-data" : "application/x-www-form-urlencoded";
+  if (contentType.type !== expected || (endpoint === "upload" && !contentType.params.get("boundary"))) {
+    throw refuse(params, rawUrl, new QuireError("200"));
+  }
+  try {
+    assertUtf8Charset(contentType);
+  } catch (err) {
+    throw refuse(params, rawUrl, err as QuireError);
+  }
+  if (endpoint === "normal") {
+    // Both places are read before either fails, so a `format` in the body counts even when the query is bad.
+    const body = await readFormBody(req);
+    let failure: unknown;
+    for (const read of [() => addQuery(params, rawUrl), () => addFormEncoded(params, body)]) {
+      try {
+        read();
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return undefined;
+  }
+  addQuery(params, rawUrl);
+  let caller: Caller | undefined;
+  return readUpload(req.raw, params, {
+    maxBytes: opts.deps.config.maxUploadBytes,
+    tempPath: opts.tempPath,
+    // With key, signature and action before the file, a bad request is answered before one byte of it is read.
+    beforeFile: async () => {
+      if (params.has("apiKey") && params.has("signature") && params.has("action")) {
+        // Only the fields sent before the file count here; busboy may add later ones while we wait.
+        caller = await authenticate(params.snapshot(), endpoint, auth);
+      }
+    },
+    onLimit: async () => {
+      try {
+        const who = caller ?? (await authenticate(params, endpoint, auth));
+        await readDocumentOptions(params.get, {
+          isNameTaken: (name) => opts.deps.store.documents.isNameTaken(who.accountId, name),
+          ownsAllFolders: (ids) => opts.deps.store.folders.ownsAll(who.accountId, ids),
+        });
+      } catch (err) {
+        if (err instanceof QuireError) return err;
+        throw err;
+      }
+      return new QuireError("205", "file");
+    },
+  });
+}

@@ -1,0 +1,51 @@
+import { QuireError, invalid, missing } from "../domain/errors.ts";
+import { computeSignature, signatureMatches } from "../domain/signature.ts";
+import type { AccountsRepo } from "../store/accounts.ts";
+import type { RequestParams } from "./params.ts";
+
+export interface Caller {
+  accountId: number;
+  username: string;
+  /** The action without its prefix: `document.upload`. */
+  action: string;
+}
+
+export type EndpointKind = "normal" | "upload";
+
+export interface AuthOptions {
+  accounts: AccountsRepo;
+  prefixes: readonly string[];
+  knownActions: ReadonlySet<string>;
+  /** Answers whether the key may make one more request now (decisions §9, 012). */
+  allowRequest?: (apiKey: string) => boolean;
+}
+
+const API_KEY_RE = /^[a-z0-9]{32}$/;
+
+/** The action name without one of the accepted prefixes, or undefined when it is not one we serve. */
+export function resolveAction(raw: string, prefixes: readonly string[], known: ReadonlySet<string>): string | undefined {
+  const dot = raw.indexOf(".");
+  if (dot <= 0 || !prefixes.includes(raw.slice(0, dot))) return undefined;
+  const name = raw.slice(dot + 1);
+  return known.has(name) ? name : undefined;
+}
+
+/** Steps 2 to 5 of decisions §2, in that order; the first failure is thrown. */
+export async function authenticate(params: RequestParams, endpoint: EndpointKind, opts: AuthOptions): Promise<Caller> {
+  const apiKey = params.get("apiKey");
+  if (apiKey === undefined) throw new QuireError("009");
+  if (!API_KEY_RE.test(apiKey)) throw new QuireError("010");
+  const owner = await opts.accounts.getKeyOwnerForSigning(apiKey);
+  if (!owner) throw new QuireError("010");
+  if (opts.allowRequest && !opts.allowRequest(apiKey)) throw new QuireError("012");
+
+  const signature = params.get("signature");
+  if (signature === undefined) throw missing("signature");
+  const rawAction = params.get("action");
+  if (rawAction === undefined) throw missing("action");
+  const action = resolveAction(rawAction, opts.prefixes, opts.knownActions);
+  if (action === undefined || (endpoint === "upload" && action !== "document.upload")) throw invalid("action");
+
+  if (!signatureMatches(computeSignature(owner.apiSecret, params.entries()), signature)) throw new QuireError("011");
+  return { accountId: owner.accountId, username: owner.username, action };
+}

@@ -1,0 +1,57 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import type { ApiDeps } from "./api/actions/action.ts";
+import { registerApiRoutes } from "./api/api-routes.ts";
+import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
+import type { LocalBlobStore } from "./blobs/local-blob-store.ts";
+import type { Config } from "./config.ts";
+
+export interface AppOptions {
+  deps: ApiDeps;
+  /** Where uploads are spooled; on the blob file system so taking them over is a rename. */
+  spool: Pick<LocalBlobStore, "tempPath">;
+  /** Serve only the upload endpoint, at /1_0 (QUIRE_UPLOAD_PORT). */
+  uploadOnly?: boolean;
+  logger?: boolean | object;
+  /** Error 012; by default one limiter per configuration, shared by every app built with it. */
+  rateLimiter?: RateLimiter;
+}
+
+const limiters = new WeakMap<Readonly<Config>, RateLimiter>();
+
+/**
+ * The API server and the separate upload port (QUIRE_UPLOAD_PORT) are built with the same
+ * configuration, so they count a key's requests together.
+ */
+function rateLimiterFor(config: Readonly<Config>): RateLimiter {
+  let limiter = limiters.get(config);
+  if (!limiter) {
+    limiter = createRateLimiter({ burst: config.rateBurst, perSecond: config.ratePerSecond });
+    limiters.set(config, limiter);
+  }
+  return limiter;
+}
+
+/** Builds the HTTP app without listening, so tests and `quire serve` share it. */
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    routerOptions: { ignoreTrailingSlash: true },
+    // A 100 MiB upload on a slow link may take many minutes, so no limit on the whole request; a
+    // connection idle for a minute is closed instead (slowloris), and headers keep Node's 60 s limit.
+    requestTimeout: 0,
+    connectionTimeout: 60_000,
+    return503OnClosing: true,
+  });
+  // The API reads its own bodies (streamed multipart, strict form decoding); Fastify must not consume them.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
+
+  const limiter = opts.rateLimiter ?? rateLimiterFor(opts.deps.config);
+  registerApiRoutes(app, {
+    deps: opts.deps,
+    tempPath: () => opts.spool.tempPath(),
+    allowRequest: (apiKey) => limiter.allow(apiKey),
+    paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
+  });
+  return app;
+}
