@@ -1,0 +1,260 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { prepareProfile } from "./office-profile.ts";
+
+export const SOFFICE = "/usr/bin/soffice";
+/** Debian's interpreter has the `uno` module; a pyenv or venv `python3` on PATH usually lacks it. */
+export const UNO_PYTHON = "/usr/bin/python3";
+const HELPER = fileURLToPath(new URL("./uno-convert.py", import.meta.url));
+/** Covers a first start on a fresh profile (about 2 s here) with a wide margin for a loaded host. */
+const START_TIMEOUT_MS = 60_000;
+const STDERR_TAIL = 4096;
+
+export type SlotResult =
+  | { ok: true; filter: string }
+  | { ok: false; kind: "encrypted" | "corrupt" | "crash" | "timeout" | "aborted"; message: string };
+
+interface Reply {
+  id?: number;
+  ready?: boolean;
+  ok?: boolean;
+  kind?: string;
+  message?: string;
+  filter?: string;
+}
+
+export interface SlotOptions {
+  index: number;
+  profileDir: string;
+  /** soffice's TMPDIR and the warm-up scratch; emptied on every start. */
+  tmpDir: string;
+  isolateNetwork: boolean;
+}
+
+/**
+ * One warm soffice (own profile, own process group, optionally its own empty network namespace)
+ * plus its resident uno-convert.py. Runs one conversion at a time; the owner decides when to
+ * restart it. A slot never retries anything itself.
+ */
+export class OfficeSlot {
+  conversions = 0;
+  private office: ChildProcess | undefined;
+  private helper: ChildProcess | undefined;
+  private pipeName = "";
+  private profileUrl = "";
+  private stderr = "";
+  private nextId = 1;
+  private readonly replies = new Map<number, (r: Reply) => void>();
+  private readonly onDeath = new Set<(why: string) => void>();
+  private deathReason: string | undefined;
+  private generation = 0;
+
+  constructor(readonly opts: SlotOptions) {}
+
+  /** soffice's process group id (the pid of the process we spawned), while running. */
+  get pid(): number | undefined {
+    return this.office?.pid;
+  }
+
+  async start(): Promise<void> {
+    this.conversions = 0;
+    this.generation++;
+    this.deathReason = undefined;
+    this.stderr = "";
+    const profileUrl = await prepareProfile(this.opts.profileDir);
+    this.profileUrl = profileUrl;
+    await rm(this.opts.tmpDir, { recursive: true, force: true });
+    await mkdir(this.opts.tmpDir, { recursive: true });
+    // The name becomes the Unix socket /tmp/OSL_PIPE_<uid>_<name>: a filesystem socket, so it is
+    // reachable from outside soffice's network namespace (an abstract socket would not be).
+    this.pipeName = `quire-${process.pid}-${this.opts.index}-${randomBytes(6).toString("hex")}`;
+    const args = [
+      `-env:UserInstallation=${profileUrl}`,
+      "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
+      `--accept=pipe,name=${this.pipeName};urp;`,
+    ];
+    const [cmd, argv] = this.opts.isolateNetwork ? ["unshare", ["-n", SOFFICE, ...args]] : [SOFFICE, args];
+    const office = spawn(cmd, argv, {
+      detached: true, // own process group: a timeout kills soffice.bin and oosplash together
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TMPDIR: this.opts.tmpDir },
+    });
+    this.office = office;
+    this.watch(office, "soffice");
+    const helperEnv: NodeJS.ProcessEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
+    delete helperEnv.PYTHONHOME;
+    delete helperEnv.PYTHONPATH;
+    const helperArgs = [HELPER, this.pipeName, String(START_TIMEOUT_MS / 1000), this.opts.tmpDir, String(office.pid ?? 0)];
+    const helper = spawn(UNO_PYTHON, helperArgs, { detached: true, stdio: ["pipe", "pipe", "pipe"], env: helperEnv });
+    this.helper = helper;
+    this.watch(helper, "uno-convert.py");
+    helper.stdin?.on("error", () => {}); // EPIPE after a crash surfaces through the exit instead
+
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`LibreOffice slot ${this.opts.index} did not start in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+      const died = (why: string): void => {
+        clearTimeout(timer);
+        reject(new Error(`LibreOffice slot ${this.opts.index} failed to start: ${why}\n${this.stderr}`));
+      };
+      this.onDeath.add(died);
+      createInterface({ input: helper.stdout! }).on("line", (line) => {
+        const reply = parse(line);
+        if (reply?.ready) {
+          clearTimeout(timer);
+          this.onDeath.delete(died);
+          resolve();
+        } else if (reply?.id !== undefined) {
+          this.replies.get(reply.id)?.(reply);
+        }
+      });
+    });
+    try {
+      await ready;
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
+  }
+
+  run(input: string, output: string, timeoutMs: number, signal?: AbortSignal): Promise<SlotResult> {
+    const helper = this.helper;
+    if (!helper?.stdin || this.deathReason !== undefined) {
+      return Promise.resolve({ ok: false, kind: "crash", message: this.deathReason ?? "slot not running" });
+    }
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const finish = (r: SlotResult): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.onDeath.delete(onDied);
+        this.replies.delete(id);
+        resolve(r);
+      };
+      const onAbort = (): void => finish({ ok: false, kind: "aborted", message: "aborted by the caller" });
+      const onDied = (why: string): void => finish({ ok: false, kind: "crash", message: `${why}\n${this.stderr}` });
+      const timer = setTimeout(() => finish({ ok: false, kind: "timeout", message: `no result after ${timeoutMs} ms` }), timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.onDeath.add(onDied);
+      this.replies.set(id, (reply) => finish(toResult(reply)));
+      helper.stdin!.write(`${JSON.stringify({ id, input, output })}\n`);
+    });
+  }
+
+  /** Kills both processes and waits until they are gone. Safe to call at any time. */
+  async stop(): Promise<void> {
+    const { office, helper, pipeName, profileUrl } = this;
+    this.office = undefined;
+    this.helper = undefined;
+    this.died("stopped");
+    await Promise.all([killGroup(office), killGroup(helper)]);
+    // soffice removes its sockets only on a clean exit; a killed one leaves them in /tmp.
+    const prefix = `/tmp/OSL_PIPE_${process.getuid?.() ?? 0}_`;
+    if (pipeName) await rm(prefix + pipeName, { force: true });
+    if (profileUrl) await rm(prefix + singleInstancePipe(profileUrl), { force: true });
+  }
+
+  private died(why: string): void {
+    this.deathReason ??= why;
+    for (const f of [...this.onDeath]) f(why);
+  }
+
+  private watch(child: ChildProcess, name: string): void {
+    const keep = (chunk: Buffer): void => {
+      this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
+    };
+    if (name === "soffice") child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    const generation = this.generation;
+    const died = (why: string): void => {
+      if (generation === this.generation) this.died(why);
+    };
+    child.on("error", (e) => died(`${name} could not run: ${e.message}`));
+    child.on("exit", (code, sig) => died(`${name} exited (${sig ?? `code ${code}`})`));
+  }
+}
+
+/**
+ * The socket soffice opens so that a second `soffice` with the same profile hands its work over
+ * (desktop/source/app/officeipcthread.cxx): MD5 of the UTF-16 profile URL, bytes in unpadded hex.
+ */
+function singleInstancePipe(profileUrl: string): string {
+  const digest = createHash("md5").update(Buffer.from(profileUrl, "utf16le")).digest();
+  return `SingleOfficeIPC_${[...digest].map((b) => b.toString(16)).join("")}`;
+}
+
+function parse(line: string): Reply | undefined {
+  try {
+    return JSON.parse(line) as Reply;
+  } catch {
+    return undefined;
+  }
+}
+
+function toResult(r: Reply): SlotResult {
+  if (r.ok) return { ok: true, filter: r.filter ?? "" };
+  const kind = r.kind === "encrypted" || r.kind === "corrupt" ? r.kind : "crash";
+  return { ok: false, kind, message: r.message ?? "" };
+}
+
+/** Throws, with advice, unless this process may create network namespaces. */
+export function assertUnshareWorks(): void {
+  const probe = spawnSync("unshare", ["-n", "true"], { encoding: "utf8" });
+  if (probe.status !== 0) {
+    const why = probe.error?.message ?? (probe.stderr.trim() || `exit status ${probe.status}`);
+    throw new Error(
+      `isolateNetwork is set but \`unshare -n\` does not work here (${why}). It needs CAP_SYS_ADMIN ` +
+        "(root, or a container allowed to create network namespaces). Fix that, or set isolateNetwork: false " +
+        "and accept that documents can make LibreOffice fetch URLs.",
+    );
+  }
+}
+
+/** Pids whose process group is `pgid` (Linux /proc; the leader included). */
+export function processGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the parenthesised command: state ppid pgrp ...
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return members;
+}
+
+/**
+ * SIGKILLs a whole process group and waits for its leader. Members other than the leader go
+ * first, so that oosplash can reap soffice.bin: killed together, soffice.bin would be left to
+ * PID 1, which in a container without an init never reaps it.
+ */
+async function killGroup(child: ChildProcess | undefined): Promise<void> {
+  const pgid = child?.pid;
+  if (!child || pgid === undefined) return;
+  const exited = child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  for (const pid of processGroupMembers(pgid)) if (pid !== pgid) signal(pid, "SIGKILL");
+  await Promise.race([exited, delay(1000)]);
+  signal(-pgid, "SIGKILL");
+  await Promise.race([exited, delay(5000)]);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

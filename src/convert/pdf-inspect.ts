@@ -1,0 +1,179 @@
+/**
+ * Page count and page sizes of a PDF, and the runner for poppler's command-line programs that the
+ * other pdf-* modules share. Poppler (GPL) runs as separate processes: that keeps our licence, and
+ * lets a hung or runaway parse be killed without taking the service down with it.
+ */
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { resolve as absolute } from "node:path";
+import { ConversionError } from "./conversion-error.ts";
+
+export interface PdfLimits {
+  /** Documents with more pages are refused before anything is rendered (2000). */
+  maxPages: number;
+  /** Largest pixel area one page may have at the width it is rendered at (e.g. 50e6). */
+  maxPagePixels: number;
+  /** Wall-clock limit for each external command; one command handles a batch of pages. */
+  timeoutMs: number;
+}
+
+/** Points, as displayed: after /Rotate, from the CropBox (what viewers show). */
+export interface PageSize {
+  width: number;
+  height: number;
+}
+
+export interface PopplerRun {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Receives stdout as text as it arrives, so long outputs need not be held whole. */
+  onStdout?: (chunk: string) => void;
+}
+
+const STDERR_KEEP = 16 * 1024;
+
+/**
+ * Runs one poppler program. Resolves with its stdout (unless `onStdout` takes it) when it exits 0.
+ * A run over `timeoutMs` is killed and becomes "limits"; a non-zero exit is classified from stderr.
+ */
+export function runPoppler(cmd: string, args: string[], opts: PopplerRun): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) {
+      reject(opts.signal.reason);
+      return;
+    }
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    let aborted = false;
+    let spawnError: NodeJS.ErrnoException | undefined;
+
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      if (opts.onStdout) opts.onStdout(d);
+      else stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (stderr.length < STDERR_KEEP) stderr += d;
+    });
+
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, opts.timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      child.kill("SIGKILL");
+    };
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      spawnError = e;
+    });
+    child.on("close", (code, sig) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      if (aborted) return reject(opts.signal?.reason);
+      if (timedOut) {
+        return reject(new ConversionError("limits", `Processing the PDF took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`));
+      }
+      if (spawnError) {
+        const missing = spawnError.code === "ENOENT";
+        return reject(new ConversionError("internal", missing ? `The PDF tools (poppler-utils, ${cmd}) are not installed.` : `The PDF tool ${cmd} could not be started.`, { cause: spawnError }));
+      }
+      if (code === 0) return resolve(stdout);
+      if (code === null) {
+        // Killed by a signal we did not send: a crash (or the OOM killer), worth one more try.
+        return reject(new ConversionError("internal", `The PDF tool ${cmd} stopped unexpectedly (${sig}).`, { transient: true }));
+      }
+      reject(popplerFailure(cmd, code, stderr));
+    });
+  });
+}
+
+/** Turns a failed poppler run into the error kind the document should end with. */
+export function popplerFailure(cmd: string, code: number, stderr: string): ConversionError {
+  const cause = new Error(`${cmd} exited with ${code}: ${stderr.trim().slice(0, 2000)}`);
+  if (/incorrect password/i.test(stderr)) {
+    return new ConversionError("encrypted", "The PDF is protected by a password, so it cannot be opened.", { cause });
+  }
+  return new ConversionError("corrupt", "The PDF file is damaged and could not be read.", { cause });
+}
+
+async function assertNonEmptyFile(pdfPath: string): Promise<void> {
+  let size: number;
+  try {
+    size = (await stat(pdfPath)).size;
+  } catch (e) {
+    // The caller's own file went missing: not the uploader's fault.
+    throw new ConversionError("internal", "The uploaded file could not be found for conversion.", { cause: e });
+  }
+  if (size === 0) throw new ConversionError("corrupt", "The PDF file is empty.");
+}
+
+/**
+ * Page count and displayed size of every page. Throws "limits" past `maxPages` (without listing the
+ * pages), "encrypted" when a user password is needed, "corrupt" when poppler cannot read the file.
+ */
+export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: AbortSignal): Promise<{ pageCount: number; pages: PageSize[] }> {
+  // Absolute, so that a name starting with "-" can never be read as a poppler option.
+  pdfPath = absolute(pdfPath);
+  await assertNonEmptyFile(pdfPath);
+  // pdfinfo clamps -l to the real page count, so one run both counts pages and sizes at most maxPages of them.
+  const out = await runPoppler("pdfinfo", ["-f", "1", "-l", String(Math.max(1, limits.maxPages)), pdfPath], { timeoutMs: limits.timeoutMs, signal });
+  const lines = out.split("\n");
+  // Metadata (Title, Author…) is printed before "Pages:" and may contain anything, lines that look
+  // like ours included: only what follows the last "Pages:" line is pdfinfo's own.
+  let start = -1;
+  let pageCount = NaN;
+  lines.forEach((line, i) => {
+    const m = /^Pages:\s+(\d+)\s*$/.exec(line);
+    if (m) {
+      start = i;
+      pageCount = Number(m[1]);
+    }
+  });
+  if (start < 0 || !(pageCount > 0)) throw new ConversionError("corrupt", "The PDF file has no readable pages.", { cause: new Error(out.slice(0, 2000)) });
+  if (pageCount > limits.maxPages) {
+    throw new ConversionError("limits", `The PDF has ${pageCount} pages; at most ${limits.maxPages} can be published.`);
+  }
+  const sizes: { w: number; h: number; rot: number }[] = [];
+  for (const line of lines.slice(start + 1)) {
+    let m = /^Page\s+(\d+)\s+size:\s+([0-9.]+) x ([0-9.]+) pts/.exec(line);
+    if (m) {
+      sizes[Number(m[1]) - 1] = { w: Number(m[2]), h: Number(m[3]), rot: 0 };
+      continue;
+    }
+    m = /^Page\s+(\d+)\s+rot:\s+(-?\d+)/.exec(line);
+    const entry = m ? sizes[Number(m[1]) - 1] : undefined;
+    if (m && entry) entry.rot = Number(m[2]);
+  }
+  const pages: PageSize[] = [];
+  for (let i = 0; i < pageCount; i++) {
+    const s = sizes[i];
+    if (!s || !(s.w > 0) || !(s.h > 0) || !Number.isFinite(s.w) || !Number.isFinite(s.h)) {
+      throw new ConversionError("corrupt", `Page ${i + 1} of the PDF has no usable size.`);
+    }
+    const quarterTurn = (((s.rot % 360) + 360) % 360) % 180 === 90;
+    pages.push(quarterTurn ? { width: s.h, height: s.w } : { width: s.w, height: s.h });
+  }
+  return { pageCount, pages };
+}
+
+/** Pixel height of a page rendered `width` pixels wide (poppler rounds up). */
+export function pixelHeight(page: PageSize, width: number): number {
+  return Math.max(1, Math.ceil((width * page.height) / page.width));
+}
+
+/** Refuses, before any rendering, a page that would be larger than `maxPagePixels` at `width`. */
+export function assertPixelLimit(pages: PageSize[], width: number, limits: PdfLimits): void {
+  pages.forEach((p, i) => {
+    const h = pixelHeight(p, width);
+    if (width * h > limits.maxPagePixels) {
+      throw new ConversionError(
+        "limits",
+        `Page ${i + 1} is too large to publish: ${width}×${h} pixels at the reading width, more than the ${limits.maxPagePixels.toLocaleString("en-US")} allowed.`,
+      );
+    }
+  });
+}

@@ -1,0 +1,151 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { Logger } from "pino";
+import { blobKeys } from "../blobs/blob-keys.ts";
+import type { BlobStore } from "../blobs/blob-store.ts";
+import { ConversionError } from "../convert/conversion-error.ts";
+import { detectFormat } from "../convert/detect-format.ts";
+import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
+import type { OfficeConverter } from "../convert/office-to-pdf.ts";
+import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits } from "../convert/pdf-pages.ts";
+import type { DocumentRecord } from "../domain/document.ts";
+import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
+import { isUniqueViolation } from "../store/documents.ts";
+import type { Store } from "../store/open-store.ts";
+import type { JobHandler } from "./job-registry.ts";
+
+export const CONVERT_DOCUMENT = "convert-document";
+
+export interface ConvertDeps {
+  store: Store;
+  blobs: BlobStore;
+  office: Pick<OfficeConverter, "convert">;
+  log: Logger;
+  /** Scratch space for one conversion; removed when it ends, whatever happens. */
+  tmpDir: string;
+  fetch: Omit<FetchOptions, "signal">;
+  pdfLimits: PdfLimits;
+  pageWidths: { thumb: number; read: number };
+}
+
+const FORMAT_MESSAGE = "The file is not a supported document (PDF, ODT, DOC, WPD, SXW, SXI, RTF, ODP or PPT).";
+
+/**
+ * The whole P -> A/F pipeline, in order: original (fetched for URL uploads), PDF (LibreOffice for
+ * office formats), inspection against the limits, page images, covers, text; then one guarded
+ * update to A. Each step writes blobs under the document's private prefix, so a second run
+ * overwrites rather than duplicates, and a deleted document is never brought back.
+ */
+export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
+  return {
+    async run({ job, signal }) {
+      const doc = await deps.store.documents.getForConversion(job.documentId);
+      if (!doc || doc.state !== "P") return "skipped";
+      const work = await mkdtemp(join(deps.tmpDir, "convert-"));
+      try {
+        const original = join(work, "original");
+        const type = await obtainOriginal(deps, doc, original, signal);
+        let pdf = original;
+        if (type !== "pdf") {
+          pdf = join(work, "document.pdf");
+          await deps.office.convert(original, pdf, signal);
+          await putFile(deps.blobs, blobKeys.pdf(doc.blobId), pdf);
+        }
+        signal.throwIfAborted();
+        const { pageCount } = await inspectPdf(pdf, deps.pdfLimits);
+        const rendered = await renderPages(pdf, join(work, "pages"), { widths: deps.pageWidths, limits: deps.pdfLimits, signal });
+        for (const p of rendered) await putFile(deps.blobs, blobKeys.page(doc.blobId, p.page, p.size, extname(p.path).slice(1)), p.path);
+        const covers = await renderCovers(pdf, join(work, "covers"), deps.pdfLimits);
+        for (const size of ["small", "medium", "large"] as const) {
+          await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
+        }
+        const text = await extractText(pdf, deps.pdfLimits);
+        await deps.blobs.put(blobKeys.text(doc.blobId), Readable.from([JSON.stringify(text)]));
+        signal.throwIfAborted();
+        return (await publish(deps, doc, {
+          pageCount,
+          coverWidth: covers.width,
+          coverHeight: covers.height,
+          description: doc.descriptionGiven ? undefined : summarize(text),
+        }))
+          ? "success"
+          : "skipped";
+      } catch (err) {
+        // Deleted while we worked (the lost job lease aborts us): what we wrote must not outlive it.
+        if (await removeIfDeleted(deps, doc)) return "skipped";
+        throw err;
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+    },
+
+    async giveUp(job, error) {
+      const known = error instanceof ConversionError;
+      const message = known ? error.message : "An internal error stopped the conversion.";
+      await deps.store.documents.markFailed(job.documentId, known ? error.code : 9, message, Date.now());
+    },
+  };
+}
+
+/** The original as a local file: fetched (URL uploads, first run) or read back from the blob store. */
+async function obtainOriginal(deps: ConvertDeps, doc: DocumentRecord, path: string, signal: AbortSignal): Promise<string> {
+  const key = blobKeys.original(doc.blobId);
+  if (doc.origin === "apislurp" && !(await deps.blobs.exists(key))) {
+    await fetchToFile(doc.slurpUrl, path, { ...deps.fetch, signal });
+    const type = await detectFormat(path);
+    if (type === null) throw new ConversionError("format", FORMAT_MESSAGE);
+    await putFile(deps.blobs, key, path); // copied, not moved: the conversion still reads it
+    await deps.store.documents.recordFetchedOriginal(doc.documentId, type, (await stat(path)).size, Date.now());
+    return type;
+  }
+  await pipeline(await deps.blobs.get(key), createWriteStream(path));
+  if (doc.orgDocType === "unknown") {
+    // fetched by an earlier run that stopped before recording the type
+    const type = await detectFormat(path);
+    if (type === null) throw new ConversionError("format", FORMAT_MESSAGE);
+    return type;
+  }
+  return doc.orgDocType;
+}
+
+async function putFile(blobs: BlobStore, key: string, path: string): Promise<void> {
+  await blobs.put(key, createReadStream(path));
+}
+
+/** P -> A, with a name made from the title when the caller gave none (decisions §5). */
+async function publish(
+  deps: ConvertDeps,
+  doc: DocumentRecord,
+  result: { pageCount: number; coverWidth: number; coverHeight: number; description: string | undefined },
+): Promise<boolean> {
+  const now = Date.now();
+  let name: string | undefined;
+  if (!doc.nameGiven) {
+    const base = nameBaseFromTitle(doc.title);
+    if (base !== undefined) {
+      const candidates = nameCandidates(base);
+      const taken = await deps.store.documents.takenNames(doc.accountId, candidates);
+      name = candidates.find((c) => !taken.has(c));
+    }
+  }
+  try {
+    if (await deps.store.documents.markActive(doc.documentId, { ...result, name }, now)) return true;
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // another document took the name meanwhile: publish under the documentId, which is always free
+    if (await deps.store.documents.markActive(doc.documentId, { ...result, name: undefined }, now)) return true;
+  }
+  // Deleted (or finished) while we worked: what we wrote under its prefix must not outlive it.
+  await removeIfDeleted(deps, doc);
+  return false;
+}
+
+/** When the record is gone, removes every blob under its prefix; answers whether it was gone. */
+async function removeIfDeleted(deps: ConvertDeps, doc: DocumentRecord): Promise<boolean> {
+  if (await deps.store.documents.getForConversion(doc.documentId)) return false;
+  for (const key of await deps.blobs.list(blobKeys.prefix(doc.blobId))) await deps.blobs.delete(key);
+  return true;
+}

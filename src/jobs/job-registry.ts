@@ -1,0 +1,31 @@
+import type { Job } from "../store/jobs.ts";
+
+export type JobOutcome = "success" | "failed" | "skipped";
+
+export interface JobContext {
+  job: Job;
+  /** Aborted when the lease is lost, the job times out, or the worker stops: stop work at once. */
+  signal: AbortSignal;
+}
+
+/**
+ * One shape for every job kind: `run` re-reads its state by id, does the heavy work outside any
+ * transaction and records the result in one short transaction, so a second run is harmless.
+ * `giveUp` records a final failure (the document ends in F) when retries are exhausted or the
+ * error is permanent.
+ */
+export interface JobHandler {
+  run(ctx: JobContext): Promise<JobOutcome>;
+  giveUp(job: Job, error: unknown): Promise<void>;
+}
+
+export type JobRegistry = ReadonlyMap<string, JobHandler>;
+
+/** Every job kind the store can hold must have exactly one handler; a worker refuses to start otherwise. */
+export function checkRegistry(registry: JobRegistry, kinds: readonly string[]): void {
+  const missing = kinds.filter((k) => !registry.has(k));
+  const unknown = [...registry.keys()].filter((k) => !kinds.includes(k));
+  if (missing.length > 0 || unknown.length > 0) {
+    throw new Error(`job registry mismatch: no handler for [${missing.join(", ")}], handler for unknown kinds [${unknown.join(", ")}]`);
+  }
+}

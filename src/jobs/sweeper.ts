@@ -1,0 +1,47 @@
+import type { Logger } from "pino";
+import type { Store } from "../store/open-store.ts";
+import { CONVERSION_ERROR_CODES } from "../convert/conversion-error.ts";
+
+export interface SweepOptions {
+  store: Store;
+  log: Logger;
+  jobKind: string;
+  /** No document stays in P longer than this (decisions §6). */
+  maxProcessingMs: number;
+  batch?: number;
+  now?: () => number;
+}
+
+export interface SweepReport {
+  requeued: number;
+  failed: number;
+  overdue: number;
+}
+
+/**
+ * Heals what crashes leave behind. Expired leases need nothing here (claimNext takes them over);
+ * this finds documents in P whose job is missing (re-enqueued) or ended without them (F, 9), and
+ * documents in P past the time bound (F, 9, their jobs ended). Every change is guarded by the
+ * state, so sweepers in several workers at once are harmless.
+ */
+export async function sweep(opts: SweepOptions): Promise<SweepReport> {
+  const now = (opts.now ?? Date.now)();
+  const batch = opts.batch ?? 500;
+  const { documents, jobs } = opts.store;
+  const report: SweepReport = { requeued: 0, failed: 0, overdue: 0 };
+
+  for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch)) {
+    if (await documents.markFailed(documentId, CONVERSION_ERROR_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;
+    await jobs.failAllFor(documentId, "document overdue", now);
+  }
+  for (const s of await jobs.findStranded(batch)) {
+    if (s.hasEndedJob) {
+      if (await documents.markFailed(s.documentId, CONVERSION_ERROR_CODES.internal, "The conversion stopped unexpectedly.", now)) report.failed++;
+    } else {
+      await jobs.enqueue(opts.jobKind, s.documentId, now);
+      report.requeued++;
+    }
+  }
+  if (report.requeued + report.failed + report.overdue > 0) opts.log.warn(report, "sweeper healed documents");
+  return report;
+}

@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "pino";
+import { ConversionError } from "../convert/conversion-error.ts";
+import type { Job, JobsRepo } from "../store/jobs.ts";
+import { backoffDelay } from "./backoff.ts";
+import type { JobRegistry } from "./job-registry.ts";
+
+export interface WorkerOptions {
+  jobs: JobsRepo;
+  registry: JobRegistry;
+  log: Logger;
+  concurrency: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  pollMs: number;
+  /** A run longer than this is aborted and ends the job for good (decisions §6: limits). */
+  jobTimeoutMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long `stop` waits for running jobs before aborting them and handing them back. */
+  stopGraceMs: number;
+  now?: () => number;
+}
+
+export interface RunningWorker {
+  readonly owner: string;
+  /** Stops claiming, lets running jobs finish within the grace period, hands back the rest. */
+  stop(): Promise<void>;
+  /** Resolves when every slot has ended. */
+  readonly done: Promise<void>;
+}
+
+/** Runs `concurrency` claim loops against the durable queue until stopped. */
+export function startWorker(opts: WorkerOptions): RunningWorker {
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const now = opts.now ?? Date.now;
+  const stopping = new AbortController();
+  const running = new Set<AbortController>();
+
+  const runOne = async (job: Job): Promise<void> => {
+    const handler = opts.registry.get(job.kind)!;
+    const abort = new AbortController();
+    running.add(abort);
+    let leaseLost = false;
+    const beat = setInterval(() => {
+      opts.jobs.heartbeat(job.id, owner, now(), opts.leaseMs).then(
+        (held) => {
+          if (!held) {
+            leaseLost = true;
+            abort.abort(new Error("lease lost"));
+          }
+        },
+        (err: unknown) => opts.log.warn({ err, jobId: job.id }, "heartbeat failed"),
+      );
+    }, opts.heartbeatMs);
+    const timeout = setTimeout(() => abort.abort(new ConversionError("limits", "The conversion took too long.")), opts.jobTimeoutMs);
+    const log = opts.log.child({ jobId: job.id, documentId: job.documentId, kind: job.kind, attempt: job.attempts });
+    try {
+      if (job.attempts > opts.maxAttempts) {
+        // Claimed again after workers died on it every time: stop trying.
+        throw new ConversionError("internal", "The conversion was interrupted too many times.");
+      }
+      const outcome = await handler.run({ job, signal: abort.signal });
+      log.info({ outcome }, "job finished");
+      await opts.jobs.finish(job.id, owner, now(), { state: outcome === "failed" ? "failed" : "done" });
+    } catch (err) {
+      if (leaseLost) {
+        log.warn("lease lost; another worker owns the job now");
+        return;
+      }
+      const reason = abort.signal.aborted && abort.signal.reason instanceof ConversionError ? abort.signal.reason : err;
+      if (stopping.signal.aborted && !(reason instanceof ConversionError)) {
+        // Handed back on shutdown: the next worker starts it again without waiting.
+        await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt: now(), error: "worker stopped" });
+        return;
+      }
+      const transient = !(reason instanceof ConversionError) || reason.transient;
+      if (transient && job.attempts < opts.maxAttempts) {
+        const retryAt = now() + backoffDelay(job.attempts, opts.retryBaseMs, opts.retryMaxMs);
+        log.warn({ err: reason, retryAt }, "job failed; will retry");
+        await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt, error: String((reason as Error)?.message ?? reason) });
+        return;
+      }
+      log.warn({ err: reason }, "job failed for good");
+      await handler.giveUp(job, reason);
+      await opts.jobs.finish(job.id, owner, now(), { state: "failed", error: String((reason as Error)?.message ?? reason) });
+    } finally {
+      clearInterval(beat);
+      clearTimeout(timeout);
+      running.delete(abort);
+    }
+  };
+
+  const slot = async (): Promise<void> => {
+    while (!stopping.signal.aborted) {
+      let job: Job | undefined;
+      try {
+        job = await opts.jobs.claimNext(owner, now(), opts.leaseMs);
+      } catch (err) {
+        opts.log.error({ err }, "claiming a job failed");
+      }
+      if (!job) {
+        await sleep(opts.pollMs, undefined, { signal: stopping.signal }).catch(() => {});
+        continue;
+      }
+      await runOne(job).catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"));
+    }
+  };
+
+  const done = Promise.all(Array.from({ length: opts.concurrency }, slot)).then(() => {});
+  return {
+    owner,
+    done,
+    async stop() {
+      stopping.abort();
+      const grace = sleep(opts.stopGraceMs).then(() => {
+        for (const a of running) a.abort(new Error("worker stopping"));
+      });
+      await Promise.race([done, grace]);
+      await done;
+    },
+  };
+}
