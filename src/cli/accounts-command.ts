@@ -1,0 +1,58 @@
+import { newApiToken } from "../domain/accounts.ts";
+import { isValidUsername } from "../domain/values.ts";
+import type { Store } from "../store/open-store.ts";
+
+export interface NewCredentials {
+  username: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export async function createAccount(store: Store, username: string): Promise<NewCredentials> {
+  if (!isValidUsername(username)) throw new Error(`username must be 3-30 characters of a-z, 0-9, _ . - (got ${JSON.stringify(username)})`);
+  const apiKey = newApiToken();
+  const apiSecret = newApiToken();
+  const id = await store.accounts.createWithKey(username, apiKey, apiSecret, Date.now());
+  if (id === undefined) throw new Error(`username ${username} is taken`);
+  return { username, apiKey, apiSecret };
+}
+
+export async function addKey(store: Store, username: string): Promise<NewCredentials> {
+  const apiKey = newApiToken();
+  const apiSecret = newApiToken();
+  if (!(await store.accounts.addKey(username, apiKey, apiSecret, Date.now()))) throw new Error(`no account ${username}`);
+  return { username, apiKey, apiSecret };
+}
+
+export function printCredentials(c: NewCredentials, out: NodeJS.WritableStream = process.stdout): void {
+  out.write(`username:  ${c.username}\napiKey:    ${c.apiKey}\napiSecret: ${c.apiSecret}\n`);
+}
+
+export async function accountsCommand(store: Store, args: string[]): Promise<number> {
+  const [sub, arg] = args;
+  switch (sub) {
+    case "create":
+      if (!arg) break;
+      printCredentials(await createAccount(store, arg));
+      return 0;
+    case "add-key":
+      if (!arg) break;
+      printCredentials(await addKey(store, arg));
+      return 0;
+    case "list":
+      for (const a of await store.accounts.list()) {
+        process.stdout.write(`${a.username}\t${new Date(a.createdAt).toISOString()}\t${a.activeKeys.join(",") || "(no active key)"}\n`);
+      }
+      return 0;
+    case "revoke-key":
+      if (!arg) break;
+      if (!(await store.accounts.revokeKey(arg, Date.now()))) {
+        process.stderr.write(`no active key ${arg}\n`);
+        return 1;
+      }
+      process.stdout.write(`revoked ${arg}\n`);
+      return 0;
+  }
+  process.stderr.write("usage: quire accounts create <username> | add-key <username> | list | revoke-key <apiKey>\n");
+  return 2;
+}

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { buildApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { openServices } from "../services.ts";
+import { createAccount } from "./accounts-command.ts";
+
+/** `quire serve` / `npm start`: the API (and, from the pipeline issue on, the worker) on one machine. */
+export async function serveCommand(config: Readonly<Config>, opts: { worker: boolean }): Promise<void> {
+  const services = await openServices(config);
+  const { store, blobs } = services;
+  if (config.createDemoAccount && (await store.accounts.count()) === 0) {
+    const demo = await createAccount(store, "demo");
+    process.stdout.write(
+      "\nA first account was created so you can try the API at once (shown only this time):\n" +
+        `  username:  ${demo.username}\n  apiKey:    ${demo.apiKey}\n  apiSecret: ${demo.apiSecret}\n\n`,
+    );
+  }
+  const deps = { config, store, blobs };
+  // Query strings carry apiKey and signature: only the path is ever logged.
+  const logger = {
+    level: config.logLevel,
+    serializers: { req: (r: { method: string; url: string; id: string }) => ({ method: r.method, url: r.url.split("?")[0], reqId: r.id }) },
+  };
+  const app = await buildApp({ deps, spool: blobs, logger });
+  const apps = [app];
+  const address = await app.listen({ host: config.host, port: config.port });
+  process.stdout.write(`Quire listening on ${address} (API at ${address}/1_0, uploads at ${address}/upload/1_0)\n`);
+  if (config.uploadPort !== undefined) {
+    const uploadApp = await buildApp({ deps, spool: blobs, logger, uploadOnly: true });
+    await uploadApp.listen({ host: config.host, port: config.uploadPort });
+    apps.push(uploadApp);
+  }
+  const worker = opts.worker ? superviseWorker() : undefined;
+  const stop = async () => {
+    await worker?.stop();
+    await Promise.all(apps.map((a) => a.close()));
+    await services.close();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+}
+
+/** Longer than the worker's own stop grace (30 s), so a healthy worker is never killed. */
+const WORKER_STOP_DEADLINE_MS = 45_000;
+
+/**
+ * The worker runs as a child process (`quire worker`), so conversions never share the HTTP event
+ * loop; it is started again if it dies, and stopped with the server.
+ */
+function superviseWorker(): { stop(): Promise<void> } {
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let restart: NodeJS.Timeout | undefined;
+  let delayMs = 1000;
+  const start = () => {
+    if (stopping) return;
+    const startedAt = Date.now();
+    child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "worker"], { stdio: ["ignore", "inherit", "inherit"] });
+    child.once("exit", (code, signal) => {
+      if (stopping) return;
+      // A worker that dies at once (LibreOffice missing, say) is retried ever more slowly, up to a minute.
+      delayMs = Date.now() - startedAt > 60_000 ? 1000 : Math.min(delayMs * 2, 60_000);
+      process.stderr.write(`quire: worker exited (${signal ?? code}); starting it again in ${delayMs / 1000} s\n`);
+      restart = setTimeout(start, delayMs);
+    });
+  };
+  start();
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        stopping = true;
+        clearTimeout(restart);
+        const current = child;
+        // exitCode stays null for a process killed by a signal: both must be looked at.
+        if (!current || current.exitCode !== null || current.signalCode !== null) return resolve();
+        // The worker hands its jobs back within its own grace period; past this, it is killed.
+        const deadline = setTimeout(() => current.kill("SIGKILL"), WORKER_STOP_DEADLINE_MS);
+        current.once("exit", () => {
+          clearTimeout(deadline);
+          resolve();
+        });
+        current.kill("SIGTERM");
+      }),
+  };
+}

@@ -1,0 +1,91 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import pino from "pino";
+import type { Config } from "../config.ts";
+import { OfficeConverter } from "../convert/office-to-pdf.ts";
+import { convertDocumentHandler, CONVERT_DOCUMENT } from "../jobs/convert-document.ts";
+import { checkRegistry } from "../jobs/job-registry.ts";
+import { sweep } from "../jobs/sweeper.ts";
+import { startWorker } from "../jobs/worker.ts";
+import { openServices } from "../services.ts";
+
+/** Every job kind the API enqueues; the worker refuses to start unless each has one handler. */
+export const JOB_KINDS = [CONVERT_DOCUMENT] as const;
+
+/** `quire worker`: takes conversion jobs from the store until SIGTERM; never loads the HTTP stack. */
+export async function workerCommand(config: Readonly<Config>): Promise<void> {
+  const log = pino({ level: config.logLevel, base: { role: "worker", pid: process.pid } });
+  // Installed before anything starts, so a stop during start-up still closes what was started
+  // (LibreOffice runs in process groups of its own and would outlive us otherwise).
+  const cleanups: Array<() => Promise<void>> = [];
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => log.error({ err }, "stopping failed"));
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+
+  const services = await openServices(config);
+  cleanups.push(() => services.close());
+  await mkdir(config.tmpDir, { recursive: true });
+  const office = new OfficeConverter({
+    slots: config.officeSlots,
+    timeoutMs: config.officeTimeoutMs,
+    restartEvery: config.officeRestartEvery,
+    workDir: join(config.tmpDir, "office"),
+    isolateNetwork: true,
+  });
+  cleanups.push(() => office.close());
+  await office.start();
+  if (stopping) return;
+  const registry = new Map([
+    [
+      CONVERT_DOCUMENT,
+      convertDocumentHandler({
+        store: services.store,
+        blobs: services.blobs,
+        office,
+        log,
+        tmpDir: config.tmpDir,
+        fetch: {
+          maxBytes: config.maxUploadBytes,
+          allowPrivate: config.fetchAllowPrivate,
+          connectTimeoutMs: 10_000,
+          idleTimeoutMs: 30_000,
+          totalTimeoutMs: 300_000,
+        },
+        pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
+        pageWidths: { thumb: 200, read: 1200 },
+      }),
+    ],
+  ]);
+  checkRegistry(registry, JOB_KINDS);
+  const worker = startWorker({
+    jobs: services.store.jobs,
+    registry,
+    log,
+    concurrency: config.workerConcurrency,
+    leaseMs: config.jobLeaseMs,
+    heartbeatMs: Math.max(500, Math.floor(config.jobLeaseMs / 4)),
+    pollMs: 500,
+    jobTimeoutMs: config.jobTimeoutMs,
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: 5_000,
+    retryMaxMs: 300_000,
+    stopGraceMs: 30_000,
+  });
+  const sweepOnce = () =>
+    sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs }).catch((err: unknown) =>
+      log.error({ err }, "sweep failed"),
+    );
+  void sweepOnce();
+  const sweeper = setInterval(sweepOnce, 60_000);
+  cleanups.push(async () => {
+    clearInterval(sweeper);
+    await worker.stop();
+  });
+  log.info({ owner: worker.owner, concurrency: config.workerConcurrency }, "worker started");
+}
