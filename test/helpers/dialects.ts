@@ -1,0 +1,67 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { openStore, type Store } from "../../src/store/open-store.ts";
+
+export const PG_ADMIN_URL = process.env.QUIRE_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+/** Whether PostgreSQL answers; the reason is shown as the skip message when it does not. */
+export async function postgresUnavailable(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query("select 1");
+    return undefined;
+  } catch (err) {
+    return `PostgreSQL not reachable at ${PG_ADMIN_URL}: ${(err as Error).message}`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface DialectCase {
+  name: "sqlite" | "postgres";
+  /** Opens a fresh, migrated store of this dialect; `drop` removes it with its database or file. */
+  open(): Promise<{ store: Store; url: string; drop(): Promise<void> }>;
+}
+
+export const DIALECTS: DialectCase[] = [
+  {
+    name: "sqlite",
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), "quire-store-"));
+      const url = join(dir, "quire.db");
+      const store = await openStore(url);
+      return { store, url, drop: async () => { await store.close(); await rm(dir, { recursive: true, force: true }); } };
+    },
+  },
+  {
+    name: "postgres",
+    async open() {
+      const dbName = `quire_test_${randomBytes(6).toString("hex")}`;
+      await adminQuery(`create database ${dbName}`);
+      const url = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+      const store = await openStore(url);
+      return {
+        store,
+        url,
+        drop: async () => {
+          await store.close();
+          await adminQuery(`drop database if exists ${dbName} with (force)`);
+        },
+      };
+    },
+  },
+];

@@ -1,0 +1,19 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The signature of decisions §3, written again here from the spec text so that API tests do not
+ * trust the server's own function: md5(secret + name1 + value1 + …), names in byte order,
+ * `signature` and `file` left out.
+ */
+export function independentSignature(secret: string, params: Record<string, string>): string {
+  const names = Object.keys(params)
+    .filter((n) => n !== "signature" && n !== "file")
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  let text = secret;
+  for (const n of names) text += n + params[n];
+  return createHash("md5").update(Buffer.from(text, "utf8")).digest("hex");
+}
+
+export function signParams(secret: string, params: Record<string, string>): Record<string, string> {
+  return { ...params, signature: independentSignature(secret, params) };
+}

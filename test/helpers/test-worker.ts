@@ -1,0 +1,63 @@
+import { join } from "node:path";
+import pino from "pino";
+import type { FetchOptions } from "../../src/convert/fetch-url.ts";
+import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
+import { convertDocumentHandler, CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
+import { startWorker, type RunningWorker } from "../../src/jobs/worker.ts";
+import type { TestServer } from "./test-server.ts";
+
+export interface TestWorker {
+  worker: RunningWorker;
+  office: OfficeConverter;
+  stop(): Promise<void>;
+}
+
+export interface TestWorkerOptions {
+  officeTimeoutMs?: number;
+  allowPrivate?: boolean;
+  /** Overrides of the fetch options (small timeouts, a small maxBytes, the test-only isAllowedAddress). */
+  fetch?: Partial<Omit<FetchOptions, "signal" | "allowPrivate">>;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/** The real conversion worker (LibreOffice, poppler), in this process, against a test server's store and blobs. */
+export async function startTestWorker(server: TestServer, opts: TestWorkerOptions = {}): Promise<TestWorker> {
+  const { config, services } = server;
+  const log = pino({ level: "silent" });
+  const office = new OfficeConverter({ slots: 2, timeoutMs: opts.officeTimeoutMs ?? 20_000, workDir: join(config.tmpDir, "office") });
+  await office.start();
+  const handler = convertDocumentHandler({
+    store: services.store,
+    blobs: services.blobs,
+    office,
+    log,
+    tmpDir: config.tmpDir,
+    fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate ?? true, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
+    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
+    pageWidths: { thumb: 200, read: 1200 },
+  });
+  const worker = startWorker({
+    jobs: services.store.jobs,
+    registry: new Map([[CONVERT_DOCUMENT, handler]]),
+    log,
+    concurrency: 2,
+    leaseMs: 30_000,
+    heartbeatMs: 5_000,
+    pollMs: 50,
+    jobTimeoutMs: 120_000,
+    maxAttempts: opts.maxAttempts ?? 2,
+    retryBaseMs: opts.retryBaseMs ?? 100,
+    retryMaxMs: opts.retryMaxMs ?? 500,
+    stopGraceMs: 5_000,
+  });
+  return {
+    worker,
+    office,
+    async stop() {
+      await worker.stop();
+      await office.close();
+    },
+  };
+}

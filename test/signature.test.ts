@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { computeSignature, signatureMatches } from "../src/domain/signature.ts";
+import { independentSignature } from "./helpers/independent-sign.ts";
+
+// The published test vector of decisions §3.
+const VECTOR = {
+  secret: "13e3an36eaxjy8nenuepab05yc7j7w5g",
+  params: {
+    action: "issuu.documents.list",
+    apiKey: "qyy6ls1qv15uh9xwwlvk853u2uvpfka7",
+    access: "public",
+    responseParams: "title,description",
+    format: "json",
+  },
+  signature: "7431d31140cf412ab5caa73586d6324a",
+};
+
+test("the decisions §3 test vector verifies with the server's function", () => {
+  assert.equal(computeSignature(VECTOR.secret, Object.entries(VECTOR.params)), VECTOR.signature);
+  assert.equal(independentSignature(VECTOR.secret, VECTOR.params), VECTOR.signature);
+});
+
+test("signature and file are left out; names sort by bytes; values are decoded UTF-8", () => {
+  const params = { b: "2", a: "Größe", signature: "zzz", file: "x", Z: "" };
+  const expected = independentSignature("s", params);
+  assert.equal(computeSignature("s", Object.entries(params)), expected);
+  // byte order puts "Z" (0x5A) before "a" (0x61)
+  assert.equal(expected, independentSignature("s", { Z: "", a: "Größe", b: "2" }));
+});
+
+test("comparison is case-insensitive and length-safe", () => {
+  assert.equal(signatureMatches(VECTOR.signature, VECTOR.signature.toUpperCase()), true);
+  assert.equal(signatureMatches(VECTOR.signature, VECTOR.signature.slice(1)), false);
+  assert.equal(signatureMatches(VECTOR.signature, "0".repeat(32)), false);
+});

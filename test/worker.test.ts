@@ -1,0 +1,179 @@
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { after, before, describe, test } from "node:test";
+import pino from "pino";
+import { ConversionError } from "../src/convert/conversion-error.ts";
+import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
+import { backoffDelay } from "../src/jobs/backoff.ts";
+import { checkRegistry, type JobContext, type JobHandler } from "../src/jobs/job-registry.ts";
+import { sweep } from "../src/jobs/sweeper.ts";
+import { startWorker, type WorkerOptions } from "../src/jobs/worker.ts";
+import type { Store } from "../src/store/open-store.ts";
+import { DIALECTS, postgresUnavailable } from "./helpers/dialects.ts";
+
+const log = pino({ level: "silent" });
+const pgSkip = await postgresUnavailable();
+
+/** A job kind whose behaviour each test scripts: the runner is what is under test here. */
+function scripted(behave: (ctx: JobContext) => Promise<"success" | "failed" | "skipped">) {
+  const gaveUp: unknown[] = [];
+  const runs: number[] = [];
+  const handler: JobHandler = {
+    async run(ctx) {
+      runs.push(ctx.job.attempts);
+      return behave(ctx);
+    },
+    async giveUp(_job, err) {
+      gaveUp.push(err);
+    },
+  };
+  return { handler, gaveUp, runs };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`worker on ${dialect.name}`, { skip: dialect.name === "postgres" ? pgSkip : undefined }, () => {
+    let store: Store;
+    let drop: () => Promise<void>;
+    let accountId: number;
+    before(async () => {
+      ({ store, drop } = await dialect.open());
+      accountId = (await store.accounts.createWithKey("worker", "w".repeat(32), "s".repeat(32), 1))!;
+    });
+    after(async () => drop?.());
+
+    async function newDocument(kind = "scripted"): Promise<string> {
+      const now = Date.now();
+      const doc = buildNewDocument(
+        newDocumentIds(now),
+        { accountId, username: "worker", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
+        { name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined, downloadable: false, infoLink: "", language: "", access: "public", explicit: false, category: "000000", type: "000000", ratingsAllowed: true, soundUrl: "", publishDate: undefined, folderIds: [] },
+        now,
+      );
+      await store.documents.insertWithJob(doc, kind);
+      return doc.documentId;
+    }
+
+    function options(handler: JobHandler, over: Partial<WorkerOptions> = {}): WorkerOptions {
+      return {
+        jobs: store.jobs, registry: new Map([["scripted", handler]]), log, concurrency: 1, leaseMs: 2000, heartbeatMs: 200,
+        pollMs: 20, jobTimeoutMs: 10_000, maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 20, stopGraceMs: 2000, ...over,
+      };
+    }
+
+    async function untilJobState(documentId: string, states: string[]): Promise<string> {
+      for (let i = 0; i < 500; i++) {
+        const [job] = await store.jobs.getForDocument(documentId);
+        if (job && states.includes(job.state)) return job.state;
+        await sleep(20);
+      }
+      throw new Error(`job of ${documentId} never reached ${states.join("/")}`);
+    }
+
+    test("a transient failure is retried with backoff and then succeeds", async () => {
+      const s = scripted(async (ctx) => {
+        if (ctx.job.attempts < 3) throw new ConversionError("fetch", "timed out", { transient: true });
+        return "success";
+      });
+      const id = await newDocument();
+      const w = startWorker(options(s.handler));
+      assert.equal(await untilJobState(id, ["done", "failed"]), "done");
+      await w.stop();
+      assert.deepEqual(s.runs, [1, 2, 3]);
+      assert.equal(s.gaveUp.length, 0);
+    });
+
+    test("a permanent failure gives up at once; transient ones give up after maxAttempts", async () => {
+      const permanent = scripted(async () => {
+        throw new ConversionError("corrupt", "unreadable");
+      });
+      const id1 = await newDocument();
+      let w = startWorker(options(permanent.handler));
+      assert.equal(await untilJobState(id1, ["done", "failed"]), "failed");
+      await w.stop();
+      assert.deepEqual(permanent.runs, [1]);
+      assert.equal((permanent.gaveUp[0] as ConversionError).kind, "corrupt");
+
+      const flaky = scripted(async () => {
+        throw new Error("converter crashed");
+      });
+      const id2 = await newDocument();
+      w = startWorker(options(flaky.handler));
+      assert.equal(await untilJobState(id2, ["done", "failed"]), "failed");
+      await w.stop();
+      assert.deepEqual(flaky.runs, [1, 2, 3]);
+      assert.equal(flaky.gaveUp.length, 1);
+    });
+
+    test("a job over its time limit is aborted and ends for good with kind limits", async () => {
+      const s = scripted((ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))));
+      const id = await newDocument();
+      const w = startWorker(options(s.handler, { jobTimeoutMs: 200 }));
+      assert.equal(await untilJobState(id, ["done", "failed"]), "failed");
+      await w.stop();
+      assert.equal((s.gaveUp[0] as ConversionError).kind, "limits");
+    });
+
+    test("a job whose worker died is taken over after its lease; the dead worker cannot finish it", async () => {
+      const id = await newDocument();
+      const dead = (await store.jobs.claimNext("dead-worker", Date.now(), 300))!;
+      assert.equal(dead.documentId, id);
+      const s = scripted(async () => "success");
+      const w = startWorker(options(s.handler));
+      assert.equal(await untilJobState(id, ["done"]), "done");
+      await w.stop();
+      assert.deepEqual(s.runs, [2]);
+      assert.equal(await store.jobs.finish(dead.id, "dead-worker", Date.now(), { state: "failed" }), false);
+    });
+
+    test("stop hands a running job back, to be started again at once", async () => {
+      let started = false;
+      const s = scripted((ctx) => {
+        started = true;
+        return new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+      });
+      const id = await newDocument();
+      const w = startWorker(options(s.handler, { stopGraceMs: 100 }));
+      while (!started) await sleep(10);
+      await w.stop();
+      const [job] = await store.jobs.getForDocument(id);
+      assert.equal(job!.state, "queued");
+      assert.equal(s.gaveUp.length, 0);
+      await store.jobs.failAllFor(id, "test over", Date.now());
+    });
+
+    test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {
+      // the scripted jobs above leave their documents in P: heal those first, so the counts below are this test's own
+      await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000 });
+      const lost = await newDocument();
+      await store.db.deleteFrom("jobs").where("documentId", "=", lost).execute();
+      const ended = await newDocument();
+      await store.jobs.failAllFor(ended, "crashed", Date.now());
+      const report = await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000 });
+      assert.equal(report.requeued, 1);
+      assert.equal(report.failed, 1);
+      assert.equal((await store.jobs.getForDocument(lost))[0]!.state, "queued");
+      const failedDoc = (await store.documents.getForConversion(ended))!;
+      assert.equal(failedDoc.state, "F");
+      assert.equal(failedDoc.errorCode, 9);
+
+      const overdue = await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000, now: () => Date.now() + 7_200_000 });
+      assert.ok(overdue.overdue >= 1);
+      assert.equal((await store.documents.getForConversion(lost))!.state, "F");
+      assert.equal((await store.jobs.getForDocument(lost))[0]!.state, "failed");
+    });
+  });
+}
+
+test("backoff grows and is capped", () => {
+  assert.equal(backoffDelay(1, 1000, 60_000, () => 1), 1000);
+  assert.equal(backoffDelay(3, 1000, 60_000, () => 1), 4000);
+  assert.equal(backoffDelay(20, 1000, 60_000, () => 1), 60_000);
+  assert.equal(backoffDelay(3, 1000, 60_000, () => 0), 2000);
+});
+
+test("the registry must match the job kinds exactly", () => {
+  const h: JobHandler = { run: async () => "success", giveUp: async () => {} };
+  checkRegistry(new Map([["a", h]]), ["a"]);
+  assert.throws(() => checkRegistry(new Map(), ["a"]), /no handler for \[a\]/);
+  assert.throws(() => checkRegistry(new Map([["a", h], ["b", h]]), ["a"]), /unknown kinds \[b\]/);
+});
