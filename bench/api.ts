@@ -1,0 +1,101 @@
+/**
+ * Throughput of the API's request path: signed `svc.documents.list` (20 documents, JSON) against a
+ * real Quire server, next to a bare Fastify route answering the same bytes as a constant, measured
+ * in the same run on the same machine. The ratio is what counts (the issue wants ≥ 0.5).
+ *
+ * `npx tsx bench/api.ts` (or `benchApi()` from bench/run.ts).
+ */
+import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import autocannon from "autocannon";
+import Fastify, { type FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
+import { createAccount } from "../src/cli/accounts-command.ts";
+import { loadConfig } from "../src/config.ts";
+import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
+import { openServices } from "../src/services.ts";
+
+const DOCUMENTS = 20;
+const CONNECTIONS = 10;
+const WARMUP_S = 2;
+const DURATION_S = 8;
+
+/** md5(secret + names and values in byte order), written here from decisions §3. */
+function signedQuery(secret: string, params: Record<string, string>): string {
+  const names = Object.keys(params).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const signature = createHash("md5").update(secret + names.map((n) => n + params[n]).join("")).digest("hex");
+  return new URLSearchParams({ ...params, signature }).toString();
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+async function measure(url: string): Promise<{ rps: number; p99: number }> {
+  await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_S, workers: 1 });
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, workers: 1 });
+  if (r.errors > 0 || r.non2xx > 0 || r.timeouts > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx, ${r.timeouts} timeouts`);
+  return { rps: r.requests.average, p99: r.latency.p99 };
+}
+
+export async function benchApi(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), "quire-bench-"));
+  // The per-key rate limit is not what is measured here.
+  const config = loadConfig({ QUIRE_DATA_DIR: dataDir, QUIRE_LOG_LEVEL: "silent", QUIRE_RATE_BURST: "1000000", QUIRE_RATE_PER_SECOND: "1000000" });
+  const services = await openServices(config);
+  const apps: FastifyInstance[] = [];
+  try {
+    const account = await createAccount(services.store, "bench");
+    const owner = await services.store.accounts.getKeyOwnerForSigning(account.apiKey);
+    if (!owner) throw new Error("no account");
+    for (let i = 0; i < DOCUMENTS; i++) {
+      const now = Date.now() + i;
+      const doc = buildNewDocument(
+        newDocumentIds(now),
+        { accountId: owner.accountId, username: "bench", origin: "apiupload", orgDocType: "pdf", orgDocName: `report-${i}.pdf`, defaultTitle: `Report ${i}`, slurpUrl: "", originalSize: 1000, blobId: newBlobId() },
+        {
+          name: `report-${i}`, title: undefined, tags: ["bench", `t${i}`], commentsAllowed: true, description: `A document of the benchmark, number ${i}.`,
+          downloadable: false, infoLink: "", language: "en", access: "public", explicit: false, category: "007000", type: "009000",
+          ratingsAllowed: true, soundUrl: "", publishDate: undefined, folderIds: [],
+        },
+        now,
+      );
+      await services.store.documents.insertWithJob(doc, "convert-document");
+    }
+
+    const quire = await buildApp({ deps: { config, store: services.store, blobs: services.blobs }, spool: services.blobs });
+    apps.push(quire);
+    const quireUrl = `${await listen(quire)}/1_0?${signedQuery(account.apiSecret, {
+      action: "svc.documents.list", apiKey: account.apiKey, format: "json", pageSize: String(DOCUMENTS),
+    })}`;
+    const answer = await (await fetch(quireUrl)).text();
+    const parsed = JSON.parse(answer) as { rsp: { stat: string; _content: { result?: { _content: unknown[] } } } };
+    if (parsed.rsp.stat !== "ok" || parsed.rsp._content.result?._content.length !== DOCUMENTS) throw new Error(`unexpected answer: ${answer.slice(0, 300)}`);
+
+    const bare = Fastify({ logger: false });
+    apps.push(bare);
+    bare.get("/", (_req, reply) => reply.header("cache-control", "no-store").type("application/json; charset=utf-8").send(answer));
+    const bareUrl = `${await listen(bare)}/`;
+
+    const baseline = await measure(bareUrl);
+    const list = await measure(quireUrl);
+    const ratio = list.rps / baseline.rps;
+    const line = (label: string, m: { rps: number; p99: number }) => `${label.padEnd(44)} ${m.rps.toFixed(0).padStart(8)} req/s   p99 ${m.p99} ms\n`;
+    process.stdout.write(`${CONNECTIONS} connections, ${DURATION_S} s each after ${WARMUP_S} s warm-up; answer ${Buffer.byteLength(answer)} bytes\n`);
+    process.stdout.write(line("bare Fastify, constant JSON (same bytes)", baseline));
+    process.stdout.write(line(`svc.documents.list, ${DOCUMENTS} documents, json`, list));
+    process.stdout.write(`ratio ${ratio.toFixed(2)} (wanted >= 0.5)\n`);
+  } finally {
+    for (const app of apps) await app.close();
+    await services.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await benchApi();

@@ -1,0 +1,23 @@
+/**
+ * `npm run bench -- <name>`: runs the named benchmark, each printing its figure as a ratio against
+ * a baseline measured in the same run. Benchmarks are added by the issues that name a figure.
+ */
+import { benchApi } from "./api.ts";
+import { benchConvert } from "./convert.ts";
+import { benchRender } from "./render.ts";
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  api: benchApi,
+  convert: benchConvert,
+  render: benchRender,
+};
+
+const name = process.argv[2];
+const run = name ? BENCHMARKS[name] : undefined;
+if (!run) {
+  const names = Object.keys(BENCHMARKS);
+  process.stdout.write(`usage: npm run bench -- <name>; available: ${names.length ? names.join(", ") : "(none yet)"}\n`);
+  process.exitCode = name ? 2 : 0;
+} else {
+  await run();
+}
