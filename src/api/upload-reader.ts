@@ -72,14 +72,15 @@ export function readUpload(req: IncomingMessage, params: RequestParams, opts: Up
 
     bb.on("field", (rawName, rawValue, info) =>
       guard(() => {
-        const name = decodeUtf8(Buffer.from(rawName, "latin1"), rawName);
+        // busboy reports a part named "" as having no name; a form-encoded body keeps "" as a name too.
+        const name = decodeUtf8(Buffer.from(rawName ?? "", "latin1"), rawName ?? "");
         if (info.nameTruncated || info.valueTruncated) throw invalid(name);
         params.add(name, decodeUtf8(Buffer.from(rawValue, "latin1"), name));
       }),
     );
 
     bb.on("file", (rawName, stream, info) => {
-      const name = Buffer.from(rawName, "latin1").toString("utf8");
+      const name = Buffer.from(rawName ?? "", "latin1").toString("utf8");
       if (name !== "file" || spooled !== undefined || settled) {
         stream.resume();
         fail(invalid(name));
