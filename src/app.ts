@@ -2,13 +2,12 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
 import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
-import type { LocalBlobStore } from "./blobs/local-blob-store.ts";
 import type { Config } from "./config.ts";
 
 export interface AppOptions {
   deps: ApiDeps;
-  /** Where uploads are spooled; on the blob file system so taking them over is a rename. */
-  spool: Pick<LocalBlobStore, "tempPath">;
+  /** Where uploads are spooled: on the blob file system (a rename takes them over), or a local folder for S3. */
+  spool: { tempPath(): Promise<string> };
   /** Serve only the upload endpoint, at /1_0 (QUIRE_UPLOAD_PORT). */
   uploadOnly?: boolean;
   logger?: boolean | object;

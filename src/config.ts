@@ -10,6 +10,13 @@ export interface Config {
   dataDir: string;
   databaseUrl: string;
   blobDir: string;
+  /** QUIRE_BLOB_URL: `s3://bucket/prefix` stores blobs in S3 instead of blobDir. */
+  blobUrl: string | undefined;
+  /** AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL: an S3-compatible server (MinIO…); path-style addressing then. */
+  s3Endpoint: string | undefined;
+  s3Region: string;
+  /** QUIRE_METRICS_PORT: where `quire worker` answers /metrics, /healthz and /readyz; unset, nowhere. */
+  metricsPort: number | undefined;
   actionPrefixes: readonly string[];
   maxUploadBytes: number;
   logLevel: string;
@@ -80,6 +87,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (prefixes.length === 0) problems.push("QUIRE_ACTION_PREFIXES: at least one prefix is needed");
 
+  const blobUrl = env.QUIRE_BLOB_URL || undefined;
+  if (blobUrl !== undefined && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(blobUrl)) {
+    problems.push(`QUIRE_BLOB_URL=${blobUrl}: expected s3://bucket[/prefix]`);
+  }
+  const s3Endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
+  if (s3Endpoint !== undefined && !/^https?:\/\/[^/]+/.test(s3Endpoint)) problems.push(`AWS_ENDPOINT_URL(_S3)=${s3Endpoint}: expected http(s)://host[:port]`);
+
   const publicUrl = env.QUIRE_PUBLIC_URL || undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) problems.push(`QUIRE_PUBLIC_URL=${publicUrl}: expected http(s)://host[:port]`);
 
@@ -96,6 +110,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir,
     databaseUrl: env.QUIRE_DATABASE_URL || resolve(dataDir, "quire.db"),
     blobDir: resolve(env.QUIRE_BLOB_DIR || resolve(dataDir, "blobs")),
+    blobUrl,
+    s3Endpoint,
+    s3Region: env.AWS_REGION || env.AWS_DEFAULT_REGION || "us-east-1",
+    metricsPort: int("QUIRE_METRICS_PORT", undefined, 0, 65535),
     actionPrefixes: prefixes,
     maxUploadBytes: int("QUIRE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_UPLOAD_BYTES,
     logLevel,

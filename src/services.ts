@@ -1,16 +1,27 @@
 import type { Config } from "./config.ts";
-import { LocalBlobStore } from "./blobs/local-blob-store.ts";
+import { openBlobStore, type SpoolingBlobStore } from "./blobs/open-blob-store.ts";
 import { openStore, type Store } from "./store/open-store.ts";
 
 export interface Services {
   store: Store;
-  blobs: LocalBlobStore;
+  /** Local folder or S3 (QUIRE_BLOB_URL); the API and the worker see only the BlobStore interface. */
+  blobs: SpoolingBlobStore;
+  /** Throws unless the blob backend can be used now (for /readyz). */
+  checkBlobs(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Opens the store (running migrations) and the blob store named by the configuration. */
 export async function openServices(config: Readonly<Config>): Promise<Services> {
   const store = await openStore(config.databaseUrl);
-  const blobs = new LocalBlobStore(config.blobDir);
-  return { store, blobs, close: () => store.close() };
+  const opened = openBlobStore(config);
+  return {
+    store,
+    blobs: opened.blobs,
+    checkBlobs: () => opened.check(),
+    close: async () => {
+      opened.close();
+      await store.close();
+    },
+  };
 }
