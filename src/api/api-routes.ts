@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { QuireError } from "../domain/errors.ts";
-import { ACTIONS } from "./actions/index.ts";
+import { ACTIONS, ANSWERS_FROM_DOCUMENTS_ONLY } from "./actions/index.ts";
+import { AnswerCache } from "./answer-cache.ts";
 import type { ApiDeps, SpooledFile } from "./actions/action.ts";
 import { authenticate, type AuthOptions, type Caller, type EndpointKind } from "./authenticate.ts";
 import { renderError, renderOk } from "./envelope.ts";
@@ -13,6 +14,8 @@ import { rm } from "node:fs/promises";
 /** A form-encoded body carries at most a few kilobytes of text; this bounds a hostile one. */
 const MAX_FORM_BYTES = 1024 * 1024;
 const ALLOW = "GET, POST";
+/** Room for a few thousand list pages: enough for every active client's polling, bounded. */
+const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 
 export interface ApiRouteOptions {
   deps: ApiDeps;
@@ -29,13 +32,14 @@ export function registerApiRoutes(app: FastifyInstance, opts: ApiRouteOptions): 
     knownActions: new Set(ACTIONS.keys()),
     allowRequest: opts.allowRequest,
   };
+  const answers = new AnswerCache(ANSWER_CACHE_BYTES);
   for (const endpoint of ["normal", "upload"] as const) {
     for (const url of opts.paths[endpoint]) {
       app.route({
         method: ["GET", "POST"],
         url,
         exposeHeadRoute: false,
-        handler: (req, reply) => handleApiRequest(req, reply, endpoint, opts, oncePerRequest(auth)),
+        handler: (req, reply) => handleApiRequest(req, reply, endpoint, opts, oncePerRequest(auth), answers),
       });
       app.route({
         method: ["PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"],
@@ -98,6 +102,7 @@ async function handleApiRequest(
   endpoint: EndpointKind,
   opts: ApiRouteOptions,
   auth: AuthOptions,
+  answers: AnswerCache,
 ): Promise<FastifyReply> {
   const params = new RequestParams();
   let upload: SpooledFile | undefined;
@@ -106,8 +111,13 @@ async function handleApiRequest(
     const format = outputFormatOf(params);
     const caller = await authenticate(params, endpoint, auth);
     const handler = ACTIONS.get(caller.action)!;
+    const cacheKey = ANSWERS_FROM_DOCUMENTS_ONLY.has(caller.action) ? answers.keyFor(caller, params) : undefined;
+    const cached = cacheKey === undefined ? undefined : answers.get(cacheKey);
+    if (cached) return send(reply, cached);
     const payload = await handler({ params, caller, deps: opts.deps, log: req.log, upload, now: Date.now() });
-    return send(reply, renderOk(format, payload));
+    const rendered = renderOk(format, payload);
+    if (cacheKey !== undefined) answers.set(cacheKey, rendered);
+    return send(reply, rendered);
   } catch (err) {
     // Gone before the answer: a client that sees the refusal never sees the spooled file.
     if (upload) await rm(upload.path, { force: true });

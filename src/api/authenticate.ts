@@ -8,6 +8,8 @@ export interface Caller {
   username: string;
   /** The action without its prefix: `document.upload`. */
   action: string;
+  /** The account's `documentsVersion` as read with the key: what a cached answer must match. */
+  documentsVersion: number;
 }
 
 export type EndpointKind = "normal" | "upload";
@@ -47,5 +49,5 @@ export async function authenticate(params: RequestParams, endpoint: EndpointKind
   if (action === undefined || (endpoint === "upload" && action !== "document.upload")) throw invalid("action");
 
   if (!signatureMatches(computeSignature(owner.apiSecret, params.entries()), signature)) throw new QuireError("011");
-  return { accountId: owner.accountId, username: owner.username, action };
+  return { accountId: owner.accountId, username: owner.username, action, documentsVersion: owner.documentsVersion };
 }

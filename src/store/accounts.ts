@@ -5,6 +5,8 @@ export interface KeyOwner {
   accountId: number;
   username: string;
   apiSecret: string;
+  /** Changes whenever one of the account's documents does (see migration 0003). */
+  documentsVersion: number;
 }
 
 export interface AccountSummary {
@@ -15,6 +17,16 @@ export interface AccountSummary {
 }
 
 export function accountsRepo(db: Kysely<Database>) {
+  // Built and compiled once: it runs on every request, and building a query costs more than running it.
+  const keyOwnerQuery = db
+    .selectFrom("apiKeys")
+    .innerJoin("accounts", "accounts.id", "apiKeys.accountId")
+    .select(["accounts.id as accountId", "accounts.username", "apiKeys.apiSecret", "accounts.documentsVersion"])
+    .where("apiKeys.apiKey", "=", "")
+    .where("apiKeys.revokedAt", "is", null)
+    .compile();
+  if (keyOwnerQuery.parameters.length !== 1) throw new Error("the key owner query must take the key as its only parameter");
+
   return {
     async count(): Promise<number> {
       const row = await db.selectFrom("accounts").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
@@ -45,13 +57,8 @@ export function accountsRepo(db: Kysely<Database>) {
 
     /** The only query that reads a secret: the signature check needs it. */
     async getKeyOwnerForSigning(apiKey: string): Promise<KeyOwner | undefined> {
-      return db
-        .selectFrom("apiKeys")
-        .innerJoin("accounts", "accounts.id", "apiKeys.accountId")
-        .select(["accounts.id as accountId", "accounts.username", "apiKeys.apiSecret"])
-        .where("apiKeys.apiKey", "=", apiKey)
-        .where("apiKeys.revokedAt", "is", null)
-        .executeTakeFirst();
+      const { rows } = await db.executeQuery<KeyOwner>({ ...keyOwnerQuery, parameters: [apiKey] });
+      return rows[0];
     },
 
     async revokeKey(apiKey: string, now: number): Promise<boolean> {

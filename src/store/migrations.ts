@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration } from "kysely";
+import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import type { StoreDialect } from "./dialects/dialect.ts";
 
 /** One schema for both dialects; times are epoch ms in bigint, booleans 0/1 integers. */
@@ -126,6 +126,15 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("updated_at", "bigint", (c) => c.notNull())
           .execute();
         await db.schema.createIndex("embeds_account").on("embeds").column("account_id").execute();
+      },
+    },
+    "0003_documents_version": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Bumped by the database itself on every change to an account's documents, whoever makes
+        // it (API, worker, another process): answers computed from those rows can be cached under it.
+        await db.schema.alterTable("accounts").addColumn("documents_version", "bigint", (c) => c.notNull().defaultTo(0)).execute();
+        for (const statement of dialect.documentsVersionTriggers()) await sql.raw(statement).execute(db);
       },
     },
   };

@@ -1,10 +1,12 @@
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 /** Column types as the application sees them (CamelCasePlugin maps to snake_case in SQL). Booleans are 0/1, times epoch ms. */
 export interface AccountsTable {
   id: Generated<number>;
   username: string;
   createdAt: number;
+  /** Maintained by triggers (migration 0003): never written by the application. */
+  documentsVersion: ColumnType<number, never, never>;
 }
 
 export interface ApiKeysTable {

@@ -13,3 +13,9 @@ export const ACTIONS: ReadonlyMap<string, ActionHandler> = new Map([
   ...FOLDER_ACTIONS,
   ...EMBED_ACTIONS,
 ]);
+
+/**
+ * Operations whose answer is computed from the request's parameters and the caller's documents
+ * rows alone: their rendered answers may be cached under the account's `documentsVersion`.
+ */
+export const ANSWERS_FROM_DOCUMENTS_ONLY: ReadonlySet<string> = new Set(["documents.list"]);

@@ -18,6 +18,11 @@ export interface StoreDialect {
    * (SQLite's BINARY collation is that order for UTF-8; PostgreSQL needs "C").
    */
   orderableText(column: string): RawBuilder<unknown>;
+  /**
+   * Statements creating the triggers that add 1 to `accounts.documents_version` whenever a row of
+   * `documents` is inserted, updated or deleted, in the same transaction as the change.
+   */
+  documentsVersionTriggers(): string[];
   /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
   close(): Promise<void>;
 }

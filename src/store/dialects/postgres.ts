@@ -22,6 +22,16 @@ export function openPostgres(url: string, poolSize = 10): StoreDialect {
     autoId: (col) => col.primaryKey().generatedByDefaultAsIdentity(),
     orderableText: (column) => sql`${sql.ref(column)} collate "C"`,
     lockForClaim: (qb) => qb.forUpdate().skipLocked() as typeof qb,
+    documentsVersionTriggers: () => [
+      `create function bump_documents_version() returns trigger language plpgsql as $$
+       begin
+         update accounts set documents_version = documents_version + 1
+          where id = case when tg_op = 'DELETE' then old.account_id else new.account_id end;
+         return null;
+       end $$`,
+      `create trigger documents_version after insert or update or delete on documents
+       for each row execute function bump_documents_version()`,
+    ],
     close: () => db.destroy(),
   };
 }

@@ -27,6 +27,18 @@ export function openSqlite(file: string): StoreDialect {
     autoId: (col) => col.primaryKey().autoIncrement(),
     orderableText: (column) => sql`${sql.ref(column)}`,
     lockForClaim: (qb) => qb,
+    documentsVersionTriggers: () =>
+      (
+        [
+          ["insert", "new"],
+          ["update", "new"],
+          ["delete", "old"],
+        ] as const
+      ).map(
+        ([event, row]) =>
+          `create trigger documents_version_${event} after ${event} on documents for each row begin ` +
+          `update accounts set documents_version = documents_version + 1 where id = ${row}.account_id; end`,
+      ),
     close: () => db.destroy(),
   };
 }
