@@ -3,6 +3,7 @@ import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
 import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
+import { registerWebRoutes } from "./web/web-routes.ts";
 
 export interface AppOptions {
   deps: ApiDeps;
@@ -52,5 +53,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     allowRequest: (apiKey) => limiter.allow(apiKey),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
   });
+  // The public pages (decisions §10) live on the main port only.
+  if (!opts.uploadOnly) await registerWebRoutes(app, opts.deps);
   return app;
 }

@@ -1,0 +1,58 @@
+import type { Kysely } from "kysely";
+import type { DocumentRecord } from "../domain/document.ts";
+import { fromRow } from "./documents.ts";
+import type { Database } from "./schema.ts";
+
+/**
+ * The reads of the public web pages (decisions §10). Private documents are found by their address
+ * only; every listing here keeps to public, active documents.
+ */
+export function publicPagesRepo(db: Kysely<Database>) {
+  return {
+    async accountByUsername(username: string): Promise<{ id: number; username: string } | undefined> {
+      return db.selectFrom("accounts").select(["id", "username"]).where("username", "=", username).executeTakeFirst();
+    },
+
+    /** A document by its address, whatever its state or access: the caller applies the rules. */
+    async documentByAddress(username: string, name: string): Promise<DocumentRecord | undefined> {
+      const row = await db
+        .selectFrom("documents")
+        .innerJoin("accounts", "accounts.id", "documents.accountId")
+        .selectAll("documents")
+        .select("accounts.username")
+        .where("accounts.username", "=", username)
+        .where("documents.name", "=", name)
+        .executeTakeFirst();
+      return row ? fromRow(row) : undefined;
+    },
+
+    /** Every public, active document's address for the sitemap, most recently changed first. */
+    async sitemapEntries(limit: number): Promise<Array<{ username: string; name: string; updatedAt: number }>> {
+      return db
+        .selectFrom("documents")
+        .innerJoin("accounts", "accounts.id", "documents.accountId")
+        .select(["accounts.username", "documents.name", "documents.updatedAt"])
+        .where("documents.access", "=", "public")
+        .where("documents.state", "=", "A")
+        .orderBy("documents.updatedAt", "desc")
+        .orderBy("documents.documentId")
+        .limit(limit)
+        .execute();
+    },
+
+    /** The start page of an embed, when it is an embed of this document. */
+    async embedStartPage(accountId: number, documentId: string, embedId: number): Promise<number | undefined> {
+      if (!Number.isSafeInteger(embedId) || embedId < 1 || embedId > 2_147_483_647) return undefined;
+      const row = await db
+        .selectFrom("embeds")
+        .select("readerStartPage")
+        .where("accountId", "=", accountId)
+        .where("documentId", "=", documentId)
+        .where("id", "=", embedId)
+        .executeTakeFirst();
+      return row?.readerStartPage;
+    },
+  };
+}
+
+export type PublicPagesRepo = ReturnType<typeof publicPagesRepo>;

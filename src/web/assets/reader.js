@@ -1,0 +1,392 @@
+/* global document, window, history, location, IntersectionObserver, Image, URLSearchParams */
+// The reader's one script: plain browser JavaScript, no framework, no build step. Everything it
+// needs comes from the server's HTML (data- attributes) and the document's text.json; without it
+// the page stays a readable list of page images with their text.
+"use strict";
+
+(() => {
+  const root = document.documentElement;
+  root.classList.remove("no-js");
+  root.classList.add("js");
+
+  const reader = document.getElementById("reader");
+  const stage = reader && reader.querySelector("[data-role=stage]");
+  if (!reader || !stage) return; // state pages, profile, explicit notice
+
+  const total = Number(reader.dataset.pages);
+  const figures = Array.from(reader.querySelectorAll(".page"));
+  const thumbLinks = Array.from(reader.querySelectorAll(".thumbs a"));
+  const toolbar = reader.querySelector(".toolbar");
+  const pageInput = reader.querySelector("#page-number");
+  const searchForm = document.querySelector("[data-role=search]");
+  const results = document.querySelector("[data-role=results]");
+  const modeButton = reader.querySelector("[data-action=mode]");
+
+  let current = 1;
+  let mode = "paged";
+  let zoom = 1;
+  let spread = false;
+  let textPages = null;
+  let textLoading = null;
+  let terms = [];
+  const AHEAD = 2;
+
+  toolbar.hidden = false;
+  reader.dataset.mode = mode;
+
+  const clamp = (n) => Math.min(total, Math.max(1, n));
+  const fold = (s) => s.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+  const figureOf = (n) => figures[n - 1];
+  const readSrc = (n) => figureOf(n).querySelector("img").getAttribute("src");
+  const thumbSrc = (n) => {
+    const img = thumbLinks[n - 1] && thumbLinks[n - 1].querySelector("img");
+    return img ? img.getAttribute("src") : null;
+  };
+  const ratioOf = (n) => {
+    const img = figureOf(n).querySelector("img");
+    return img.naturalWidth ? img.naturalHeight / img.naturalWidth : Number(img.getAttribute("height")) / Number(img.getAttribute("width"));
+  };
+
+  /** The pages shown together: the cover alone, then pairs (2-3, 4-5, ...) on wide screens. */
+  function groupOf(n) {
+    if (mode !== "paged" || !spread || n === 1) return [n];
+    const first = n % 2 === 0 ? n : n - 1;
+    return first + 1 <= total ? [first, first + 1] : [first];
+  }
+
+  function decideSpread() {
+    spread = mode === "paged" && stage.clientWidth >= 900 && stage.clientWidth > stage.clientHeight * 1.15;
+    reader.classList.toggle("spread", spread);
+  }
+
+  function sizePages(group) {
+    const availW = stage.clientWidth - 24;
+    const availH = stage.clientHeight - 24;
+    if (mode === "paged") {
+      const perW = spread ? availW / 2 : availW;
+      for (const n of group) {
+        const w = Math.max(80, Math.min(perW, availH / ratioOf(n)) * zoom);
+        figureOf(n).style.width = `${Math.floor(w)}px`;
+      }
+    } else {
+      const w = Math.max(80, Math.min(availW, 960) * zoom);
+      for (const f of figures) f.style.width = `${Math.floor(w)}px`;
+    }
+  }
+
+  function prepare(n) {
+    const f = figureOf(n);
+    if (!f || f.dataset.prepared) return;
+    f.dataset.prepared = "1";
+    const thumb = thumbSrc(n);
+    // The small image shows at once while the reading size loads over it.
+    if (thumb) f.style.backgroundImage = `url("${thumb}")`;
+    buildTextLayer(n);
+  }
+
+  function preloadAfter(group) {
+    const last = group[group.length - 1];
+    for (let n = last + 1; n <= Math.min(total, last + AHEAD); n++) {
+      const img = new Image();
+      img.decoding = "async";
+      img.src = readSrc(n);
+    }
+  }
+
+  function render(scroll) {
+    decideSpread();
+    const group = groupOf(current);
+    if (mode === "paged") {
+      for (const f of figures) f.classList.toggle("shown", group.includes(Number(f.dataset.page)));
+      for (const n of group) {
+        prepare(n);
+        figureOf(n).querySelector("img").loading = "eager";
+      }
+      preloadAfter(group);
+      if (scroll) stage.scrollTo(0, 0);
+    } else if (scroll) {
+      prepare(current);
+      figureOf(current).scrollIntoView({ block: "start" });
+    }
+    sizePages(group);
+  }
+
+  function showNumber() {
+    pageInput.value = String(current);
+    for (const a of thumbLinks) {
+      if (Number(a.dataset.page) === current) {
+        a.setAttribute("aria-current", "page");
+        // Scrolls the strip only (scrollIntoView would move the whole page too).
+        const strip = a.closest("ol");
+        strip.scrollLeft = a.offsetLeft - strip.offsetLeft - (strip.clientWidth - a.offsetWidth) / 2;
+      } else a.removeAttribute("aria-current");
+    }
+    const hash = `#page=${current}`;
+    if (location.hash !== hash) history.replaceState(null, "", location.pathname + location.search + hash);
+  }
+
+  function go(n) {
+    if (!Number.isFinite(n)) return;
+    current = clamp(Math.round(n));
+    render(true);
+    showNumber();
+  }
+
+  function next() {
+    const group = groupOf(current);
+    go(group[group.length - 1] + 1);
+  }
+  function prev() {
+    const group = groupOf(current);
+    go(groupOf(clamp(group[0] - 1))[0]);
+  }
+
+  function setZoom(z) {
+    zoom = Math.min(4, Math.max(0.5, z));
+    stage.classList.toggle("zoomed", zoom > 1);
+    render(false);
+  }
+
+  function setMode(m) {
+    mode = m;
+    reader.dataset.mode = m;
+    modeButton.setAttribute("aria-pressed", String(m === "scroll"));
+    if (m === "scroll") for (const f of figures) f.classList.remove("shown");
+    render(true);
+  }
+
+  // ---- text layer and search highlights ----
+  function loadText() {
+    if (!textLoading) {
+      textLoading = fetch(reader.dataset.text, { credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : []))
+        .catch(() => [])
+        .then((pages) => {
+          textPages = pages;
+          for (const f of figures) if (f.dataset.prepared) buildTextLayer(Number(f.dataset.page));
+          return pages;
+        });
+    }
+    return textLoading;
+  }
+
+  function buildTextLayer(n) {
+    if (!textPages) return void loadText();
+    const f = figureOf(n);
+    if (f.querySelector(".text-layer")) return;
+    const layer = document.createElement("div");
+    layer.className = "text-layer";
+    // The figcaption already gives screen readers the text; this copy is for selecting and copying.
+    layer.setAttribute("aria-hidden", "true");
+    const page = textPages[n - 1];
+    for (const w of page ? page.words : []) {
+      const span = document.createElement("span");
+      span.textContent = `${w.text} `;
+      span.style.left = `${w.x * 100}%`;
+      span.style.top = `${w.y * 100}%`;
+      span.style.fontSize = `${w.h * 100 * 0.92}cqh`;
+      layer.appendChild(span);
+    }
+    f.appendChild(layer);
+    highlight(n);
+  }
+
+  function highlight(n) {
+    const f = figureOf(n);
+    for (const old of f.querySelectorAll(".hl")) old.remove();
+    if (!terms.length || !textPages || !textPages[n - 1]) return;
+    for (const w of textPages[n - 1].words) {
+      const word = fold(w.text);
+      if (!terms.some((t) => word.includes(t) || t.includes(word) && word.length > 2)) continue;
+      const box = document.createElement("div");
+      box.className = "hl";
+      box.style.left = `${w.x * 100}%`;
+      box.style.top = `${w.y * 100}%`;
+      box.style.width = `${w.w * 100}%`;
+      box.style.height = `${w.h * 100}%`;
+      f.appendChild(box);
+    }
+  }
+
+  function search(query, jump) {
+    const clean = query.trim();
+    terms = fold(clean).split(/\s+/).filter(Boolean);
+    return loadText().then((pages) => {
+      const hits = terms.length ? pages.filter((p) => terms.every((t) => fold(p.text.replace(/\s+/g, " ")).includes(t))) : [];
+      for (const f of figures) if (f.dataset.prepared) highlight(Number(f.dataset.page));
+      results.replaceChildren();
+      if (terms.length) {
+        const p = document.createElement("p");
+        p.textContent = hits.length ? `${hits.length} ${hits.length === 1 ? "page" : "pages"} with “${clean}”:` : `No page contains “${clean}”.`;
+        const list = document.createElement("ol");
+        for (const h of hits.slice(0, 200)) {
+          const li = document.createElement("li");
+          const a = document.createElement("a");
+          a.href = `#page=${h.page}`;
+          a.dataset.page = String(h.page);
+          a.textContent = `Page ${h.page}`;
+          li.append(a);
+          list.append(li);
+        }
+        results.append(p);
+        if (hits.length) results.append(list);
+      }
+      if (jump && hits.length) go(hits[0].page);
+      return hits;
+    });
+  }
+
+  // ---- wiring ----
+  toolbar.addEventListener("click", (e) => {
+    const button = e.target.closest("button[data-action]");
+    if (!button) return;
+    const action = button.dataset.action;
+    if (action === "next") next();
+    else if (action === "prev") prev();
+    else if (action === "zoom-in") setZoom(zoom * 1.25);
+    else if (action === "zoom-out") setZoom(zoom / 1.25);
+    else if (action === "mode") setMode(mode === "paged" ? "scroll" : "paged");
+    else if (action === "fullscreen") {
+      if (document.fullscreenElement) document.exitFullscreen();
+      else if (reader.requestFullscreen) reader.requestFullscreen().catch(() => {});
+    }
+  });
+
+  reader.querySelector("[data-role=goto]").addEventListener("submit", (e) => {
+    e.preventDefault();
+    go(Number(pageInput.value));
+  });
+  pageInput.addEventListener("change", () => go(Number(pageInput.value)));
+
+  document.addEventListener("click", (e) => {
+    const link = e.target.closest("a[data-page]");
+    if (!link || !(link.closest(".thumbs") || link.closest("[data-role=results]"))) return;
+    e.preventDefault();
+    go(Number(link.dataset.page));
+  });
+
+  if (searchForm) {
+    searchForm.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const q = searchForm.querySelector("input[name=q]").value;
+      const params = new URLSearchParams(location.search);
+      if (q.trim()) params.set("q", q);
+      else params.delete("q");
+      const qs = params.toString();
+      history.replaceState(null, "", location.pathname + (qs ? `?${qs}` : "") + location.hash);
+      search(q, true);
+    });
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.altKey || e.metaKey || e.ctrlKey) return;
+    const t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    if (e.key === "ArrowRight" || (mode === "paged" && (e.key === "PageDown" || e.key === "ArrowDown" && zoom <= 1))) next();
+    else if (e.key === "ArrowLeft" || (mode === "paged" && (e.key === "PageUp" || e.key === "ArrowUp" && zoom <= 1))) prev();
+    else if (e.key === "Home") go(1);
+    else if (e.key === "End") go(total);
+    else if (e.key === "+" || e.key === "=") setZoom(zoom * 1.25);
+    else if (e.key === "-") setZoom(zoom / 1.25);
+    else return;
+    e.preventDefault();
+  });
+
+  // Clicking the outer fifth of a page turns it, unless text is being selected or the page is zoomed.
+  stage.addEventListener("click", (e) => {
+    if (mode !== "paged" || zoom > 1 || dragged) return;
+    const sel = window.getSelection();
+    if (sel && !sel.isCollapsed) return;
+    const shown = figures.filter((f) => f.classList.contains("shown"));
+    if (!shown.length) return;
+    const left = shown[0].getBoundingClientRect().left;
+    const right = shown[shown.length - 1].getBoundingClientRect().right;
+    const edge = (right - left) * 0.2;
+    if (e.clientX < left + edge) prev();
+    else if (e.clientX > right - edge) next();
+  });
+
+  stage.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey) return;
+    e.preventDefault();
+    setZoom(zoom * (e.deltaY < 0 ? 1.1 : 1 / 1.1));
+  }, { passive: false });
+
+  // Touch: one finger swipes between pages (at normal size), two fingers pinch to zoom.
+  let touchStart = null;
+  let pinch = null;
+  const distance = (t) => Math.hypot(t[0].clientX - t[1].clientX, t[0].clientY - t[1].clientY);
+  stage.addEventListener("touchstart", (e) => {
+    if (e.touches.length === 2) {
+      pinch = { d: distance(e.touches), zoom };
+      touchStart = null;
+    } else if (e.touches.length === 1) touchStart = { x: e.touches[0].clientX, y: e.touches[0].clientY };
+  }, { passive: true });
+  stage.addEventListener("touchmove", (e) => {
+    if (pinch && e.touches.length === 2) {
+      e.preventDefault();
+      setZoom(pinch.zoom * (distance(e.touches) / pinch.d));
+    }
+  }, { passive: false });
+  stage.addEventListener("touchend", (e) => {
+    if (pinch && e.touches.length < 2) pinch = null;
+    if (!touchStart || mode !== "paged" || zoom > 1) return;
+    const t = e.changedTouches[0];
+    const dx = t.clientX - touchStart.x;
+    const dy = t.clientY - touchStart.y;
+    touchStart = null;
+    if (Math.abs(dx) > 50 && Math.abs(dx) > Math.abs(dy) * 1.5) (dx < 0 ? next : prev)();
+  });
+
+  // Mouse drag pans a zoomed page.
+  let drag = null;
+  let dragged = false;
+  stage.addEventListener("pointerdown", (e) => {
+    dragged = false;
+    if (zoom <= 1 || e.pointerType !== "mouse" || e.button !== 0) return;
+    drag = { x: e.clientX, y: e.clientY, left: stage.scrollLeft, top: stage.scrollTop };
+    stage.classList.add("panning");
+  });
+  window.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) > 4) dragged = true;
+    stage.scrollLeft = drag.left - (e.clientX - drag.x);
+    stage.scrollTop = drag.top - (e.clientY - drag.y);
+  });
+  window.addEventListener("pointerup", () => {
+    drag = null;
+    stage.classList.remove("panning");
+  });
+
+  // In continuous mode the page most in view is the current one.
+  const observer = new IntersectionObserver((entries) => {
+    if (mode !== "scroll") return;
+    for (const entry of entries) {
+      const n = Number(entry.target.dataset.page);
+      if (entry.isIntersecting) prepare(n);
+      if (entry.isIntersecting && entry.intersectionRatio >= 0.5 && n !== current) {
+        current = n;
+        showNumber();
+      }
+    }
+  }, { root: stage, threshold: [0, 0.5], rootMargin: "50% 0px" });
+  for (const f of figures) observer.observe(f);
+
+  const pageFromHash = () => {
+    const m = /^#page=(\d+)$/.exec(location.hash);
+    return m ? Number(m[1]) : null;
+  };
+  window.addEventListener("hashchange", () => {
+    const n = pageFromHash();
+    if (n !== null && n !== current) go(n);
+  });
+  window.addEventListener("resize", () => render(false));
+  document.addEventListener("fullscreenchange", () => render(false));
+  for (const f of figures) f.querySelector("img").addEventListener("load", () => render(false), { once: true });
+
+  const fromHash = pageFromHash();
+  go(fromHash ?? Number(reader.dataset.startPage || 1));
+  loadText();
+  const q = new URLSearchParams(location.search).get("q");
+  if (q && q.trim()) search(q, fromHash === null);
+})();

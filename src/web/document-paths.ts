@@ -1,0 +1,31 @@
+import { createHash } from "node:crypto";
+import { IMAGE_EXTENSION } from "../convert/pdf-pages.ts";
+
+/** The public identity of a document: nothing here leads to its blobs without the reader's routes. */
+export interface PublicDoc {
+  username: string;
+  name: string;
+  documentId: string;
+}
+
+export const PAGE_SIZES = ["thumb", "read"] as const;
+export type PageSize = (typeof PAGE_SIZES)[number];
+export const COVER_SIZES = ["small", "medium", "large"] as const;
+export type CoverSize = (typeof COVER_SIZES)[number];
+
+/**
+ * Cache-busting token of a document's images and text. They are written once by the conversion of
+ * one `documentId` and never change, while a name can pass to another document: the token ties
+ * an immutable URL to the document it was made for.
+ */
+export function imageVersion(documentId: string): string {
+  return createHash("sha256").update(documentId).digest("hex").slice(0, 12);
+}
+
+export const profilePath = (username: string) => `/${encodeURIComponent(username)}`;
+export const docPath = (d: Pick<PublicDoc, "username" | "name">) => `${profilePath(d.username)}/docs/${encodeURIComponent(d.name)}`;
+export const embedPath = (d: PublicDoc) => `${docPath(d)}/embed`;
+export const downloadPath = (d: PublicDoc) => `${docPath(d)}/download`;
+export const pagePath = (d: PublicDoc, size: PageSize, page: number) => `${docPath(d)}/pages/${size}/${page}.${IMAGE_EXTENSION}?v=${imageVersion(d.documentId)}`;
+export const coverPath = (d: PublicDoc, size: CoverSize) => `${docPath(d)}/cover/${size}.${IMAGE_EXTENSION}?v=${imageVersion(d.documentId)}`;
+export const textPath = (d: PublicDoc) => `${docPath(d)}/text.json?v=${imageVersion(d.documentId)}`;

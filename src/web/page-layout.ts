@@ -1,0 +1,49 @@
+import { html, type Html } from "./html.ts";
+import type { WebAssets } from "./web-assets.ts";
+
+export interface PageMeta {
+  title: string;
+  description?: string;
+  /** Absolute address of the page, for rel=canonical and og:url. */
+  canonical?: string;
+  /** Absolute address of an image for sharing cards. */
+  image?: string;
+  noindex?: boolean;
+  /** Seconds after which the page reloads itself (documents still processing). */
+  refreshSeconds?: number;
+  lang?: string;
+  bodyClass?: string;
+}
+
+/** The document shell every public page shares: one stylesheet, one deferred script, no inline code. */
+export function pageLayout(meta: PageMeta, assets: WebAssets, body: Html): Html {
+  const description = meta.description ? meta.description.slice(0, 300) : undefined;
+  return html`<!doctype html>
+<html lang="${meta.lang || "en"}" class="no-js">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${meta.title}</title>
+${description !== undefined && html`<meta name="description" content="${description}">`}
+${meta.noindex && html`<meta name="robots" content="noindex, nofollow">`}
+${meta.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${meta.refreshSeconds}">`}
+${meta.canonical !== undefined && html`<link rel="canonical" href="${meta.canonical}">`}
+${!meta.noindex && meta.canonical !== undefined && html`<meta property="og:type" content="article">
+<meta property="og:title" content="${meta.title}">
+<meta property="og:url" content="${meta.canonical}">
+${description !== undefined && html`<meta property="og:description" content="${description}">`}
+${meta.image !== undefined && html`<meta property="og:image" content="${meta.image}">`}
+<meta name="twitter:card" content="${meta.image !== undefined ? "summary_large_image" : "summary"}">
+<meta name="twitter:title" content="${meta.title}">
+${description !== undefined && html`<meta name="twitter:description" content="${description}">`}
+${meta.image !== undefined && html`<meta name="twitter:image" content="${meta.image}">`}`}
+<link rel="icon" href="${assets.icon.url}" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.readerCss.url}">
+<script src="${assets.readerJs.url}" defer></script>
+</head>
+<body${meta.bodyClass ? html` class="${meta.bodyClass}"` : ""}>
+${body}
+</body>
+</html>
+`;
+}

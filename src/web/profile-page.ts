@@ -1,0 +1,49 @@
+import type { DocumentRecord } from "../domain/document.ts";
+import { coverPath, docPath, profilePath } from "./document-paths.ts";
+import { html } from "./html.ts";
+import { pageLayout } from "./page-layout.ts";
+import type { WebAssets } from "./web-assets.ts";
+
+export const PROFILE_PAGE_SIZE = 24;
+
+export interface ProfileView {
+  username: string;
+  docs: readonly DocumentRecord[];
+  totalCount: number;
+  /** 1-based. */
+  page: number;
+  origin: string;
+  assets: WebAssets;
+}
+
+/** `/<username>`: public, active documents, newest first, paginated (decisions §10). */
+export function profilePage(v: ProfileView) {
+  const pages = Math.max(1, Math.ceil(v.totalCount / PROFILE_PAGE_SIZE));
+  const here = profilePath(v.username);
+  const at = (p: number) => (p === 1 ? here : `${here}?page=${p}`);
+  const items = v.docs.map((d) => {
+    const ratio = d.coverWidth > 0 ? d.coverHeight / d.coverWidth : Math.SQRT2;
+    return html`<li class="card"><a href="${docPath(d)}">
+<img src="${coverPath(d, "medium")}" alt="" width="300" height="${Math.round(300 * ratio)}" loading="lazy" decoding="async">
+<span class="card-title">${d.title}</span></a>
+<span class="card-meta">${d.pageCount} pages · <time datetime="${new Date(d.publishDate).toISOString()}">${new Date(d.publishDate).toISOString().slice(0, 10)}</time></span>
+</li>`;
+  });
+  return pageLayout(
+    {
+      title: v.page > 1 ? `${v.username} — documents, page ${v.page}` : `${v.username} — documents`,
+      description: `Documents published by ${v.username}`,
+      canonical: v.origin + at(v.page),
+    },
+    v.assets,
+    html`<main class="profile" id="profile">
+<h1>${v.username}</h1>
+${v.totalCount === 0 ? html`<p>No public documents yet.</p>` : html`<ol class="cards">${items}</ol>`}
+${pages > 1 && html`<nav class="pager" aria-label="Pages of documents">
+${v.page > 1 && html`<a rel="prev" href="${at(v.page - 1)}">Newer</a>`}
+<span>Page ${v.page} of ${pages}</span>
+${v.page < pages && html`<a rel="next" href="${at(v.page + 1)}">Older</a>`}
+</nav>`}
+</main>`,
+  );
+}

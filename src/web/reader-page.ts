@@ -1,0 +1,181 @@
+import type { DocumentRecord } from "../domain/document.ts";
+import type { PageText } from "../convert/pdf-text.ts";
+import {
+  coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textPath,
+} from "./document-paths.ts";
+import { html, safeHttpUrl, type Html } from "./html.ts";
+import { pageLayout } from "./page-layout.ts";
+import type { SearchHit } from "./page-text.ts";
+import type { WebAssets } from "./web-assets.ts";
+
+export interface ReaderView {
+  doc: DocumentRecord;
+  pages: readonly PageText[];
+  /** Absolute origin for canonical and sharing addresses. */
+  origin: string;
+  assets: WebAssets;
+  embed: boolean;
+  startPage: number;
+  query: string;
+  hits: readonly SearchHit[] | undefined;
+  /** The reader confirmed they want to see an `explicit` document. */
+  consented: boolean;
+  /** This page's address with the confirmation added. */
+  consentHref: string;
+}
+
+const READ_WIDTH = 1200;
+const THUMB_WIDTH = 200;
+
+function pageHeight(doc: DocumentRecord, width: number): number {
+  // Covers are page 1 at known sizes: their ratio sizes every page box until its image arrives.
+  const ratio = doc.coverWidth > 0 && doc.coverHeight > 0 ? doc.coverHeight / doc.coverWidth : Math.SQRT2;
+  return Math.round(width * ratio);
+}
+
+function shareMeta(v: ReaderView) {
+  const { doc } = v;
+  return {
+    title: `${doc.title} — ${doc.username}`,
+    description: doc.description,
+    canonical: v.origin + docPath(doc),
+    image: v.origin + coverPath(doc, "large"),
+    noindex: doc.access === "private" || v.embed,
+    lang: doc.language || "en",
+  };
+}
+
+function docHeader(v: ReaderView): Html {
+  const { doc } = v;
+  const info = safeHttpUrl(doc.infoLink);
+  const sound = safeHttpUrl(doc.soundUrl);
+  return html`<header class="doc-head">
+<h1 class="doc-title">${doc.title}</h1>
+<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${doc.pageCount} pages</p>
+${doc.description && html`<p class="doc-description">${doc.description}</p>`}
+${doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
+<p class="doc-links">
+${info && html`<a href="${info}" rel="noopener nofollow ugc">More information</a>`}
+${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" download>Download</a>`}
+</p>
+${sound && html`<audio class="doc-sound" controls preload="none" src="${sound}">Audio: <a href="${sound}" rel="noopener nofollow ugc">listen</a></audio>`}
+</header>`;
+}
+
+function toolbar(v: ReaderView): Html {
+  const n = v.doc.pageCount;
+  return html`<div class="toolbar" role="toolbar" aria-label="Reader controls" hidden>
+<button type="button" data-action="prev" aria-label="Previous page">‹</button>
+<form class="goto" data-role="goto"><label for="page-number" class="sr-only">Page number</label><input id="page-number" name="page" type="number" min="1" max="${n}" value="${v.startPage}" inputmode="numeric"><span class="page-total">of ${n}</span></form>
+<button type="button" data-action="next" aria-label="Next page">›</button>
+<button type="button" data-action="zoom-out" aria-label="Zoom out">−</button>
+<button type="button" data-action="zoom-in" aria-label="Zoom in">+</button>
+<button type="button" data-action="mode" aria-label="Continuous scrolling" aria-pressed="false">⇅</button>
+<button type="button" data-action="fullscreen" aria-label="Full screen">⛶</button>
+</div>`;
+}
+
+function searchForm(v: ReaderView): Html {
+  const results = v.hits === undefined
+    ? html``
+    : v.hits.length === 0
+      ? html`<p>No page contains “${v.query}”.</p>`
+      : html`<p>${v.hits.length} ${v.hits.length === 1 ? "page" : "pages"} with “${v.query}”:</p><ol>${v.hits.map(
+          (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a>: ${h.snippet}</li>`,
+        )}</ol>`;
+  return html`<form class="search" role="search" method="get" data-role="search">
+<label for="search-q">Search this document</label>
+<input id="search-q" name="q" type="search" value="${v.query}">
+<button type="submit">Search</button>
+</form>
+<section class="results" data-role="results" aria-live="polite" aria-label="Search results">${results}</section>`;
+}
+
+function pageFigure(v: ReaderView, n: number): Html {
+  const { doc } = v;
+  const text = v.pages[n - 1]?.text ?? "";
+  // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
+  const eager = n === v.startPage;
+  return html`<figure class="page" id="page=${n}" data-page="${n}">
+<img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high"` : html` loading="lazy"`} decoding="async">
+<figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${text}</span>`}</figcaption>
+</figure>`;
+}
+
+function thumbs(v: ReaderView): Html {
+  const { doc } = v;
+  const items = [];
+  for (let n = 1; n <= doc.pageCount; n++) {
+    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${pagePath(doc, "thumb", n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async"><span>${n}</span></a></li>`);
+  }
+  return html`<nav class="thumbs" aria-label="Pages"><ol>${items}</ol></nav>`;
+}
+
+function explicitNotice(v: ReaderView): Html {
+  return html`<section class="notice" role="alert">
+<h2>This document is marked as explicit</h2>
+<p>It may contain material some readers do not want to see.</p>
+<p><a class="button" href="${v.consentHref}">Show the document</a></p>
+</section>`;
+}
+
+/** The reader (and, with `embed`, the reader alone for iframes). Works as a plain list of pages without script. */
+export function readerPage(v: ReaderView): Html {
+  const { doc } = v;
+  const pages = [];
+  for (let n = 1; n <= doc.pageCount; n++) pages.push(pageFigure(v, n));
+  const body = v.doc.explicit && !v.consented
+    ? explicitNotice(v)
+    : html`<div class="reader-body">
+${toolbar(v)}
+<div class="stage" data-role="stage" tabindex="0" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
+${thumbs(v)}
+</div>`;
+  return pageLayout(
+    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
+    v.assets,
+    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textPath(doc)}" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
+${v.embed
+  ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
+  : docHeader(v)}
+${!v.embed && searchForm(v)}
+${body}
+${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Embeddable reader</a></p>`}
+</main>`,
+  );
+}
+
+/** `P`: a page that reloads itself until the document is published (decisions §10). */
+export function processingPage(doc: DocumentRecord, assets: WebAssets): Html {
+  return pageLayout(
+    { title: `${doc.title} — being processed`, noindex: true, refreshSeconds: 5, lang: doc.language || "en" },
+    assets,
+    html`<main class="state-page" id="state" data-state="P">
+<h1>${doc.title}</h1>
+<p role="status">This document is being processed. This page refreshes itself until it is ready.</p>
+<p><a href="${profilePath(doc.username)}">More from ${doc.username}</a></p>
+</main>`,
+  );
+}
+
+/** `F`: a plain notice (the technical reason is the owner's to read through the API). */
+export function failedPage(doc: DocumentRecord, assets: WebAssets): Html {
+  return pageLayout(
+    { title: `${doc.title} — could not be published`, noindex: true, lang: doc.language || "en" },
+    assets,
+    html`<main class="state-page" id="state" data-state="F">
+<h1>${doc.title}</h1>
+<p>This document could not be published.</p>
+<p><a href="${profilePath(doc.username)}">More from ${doc.username}</a></p>
+</main>`,
+  );
+}
+
+/** Not found, in the same look as the rest. */
+export function notFoundPage(assets: WebAssets): Html {
+  return pageLayout(
+    { title: "Not found", noindex: true },
+    assets,
+    html`<main class="state-page"><h1>Not found</h1><p>There is no page at this address.</p></main>`,
+  );
+}

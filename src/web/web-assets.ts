@@ -1,0 +1,39 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+
+/** A static file served at a URL holding its content hash, so it can be cached for a year. */
+export interface Asset {
+  url: string;
+  body: Buffer;
+  contentType: string;
+}
+
+const SOURCES = [
+  { name: "reader", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "reader", ext: "css", contentType: "text/css; charset=utf-8" },
+  { name: "icon", ext: "svg", contentType: "image/svg+xml" },
+] as const;
+
+export interface WebAssets {
+  readerJs: Asset;
+  readerCss: Asset;
+  icon: Asset;
+  /** By URL path, for the asset route. */
+  byPath: Map<string, Asset>;
+}
+
+/**
+ * Read once at start: the bundle is plain browser JavaScript (no build step, no framework), so what
+ * is in src/web/assets is exactly what is served.
+ */
+export function loadWebAssets(): WebAssets {
+  const byPath = new Map<string, Asset>();
+  const loaded = SOURCES.map(({ name, ext, contentType }) => {
+    const body = readFileSync(new URL(`./assets/${name}.${ext}`, import.meta.url));
+    const hash = createHash("sha256").update(body).digest("hex").slice(0, 16);
+    const asset: Asset = { url: `/_assets/${name}.${hash}.${ext}`, body, contentType };
+    byPath.set(asset.url, asset);
+    return asset;
+  });
+  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, byPath };
+}

@@ -1,0 +1,46 @@
+import { createHash } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+
+/** One year: assets and images carry a content hash or version in their address. */
+export const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/**
+ * The strict policy of every public page: nothing inline, nothing from another host. Only the
+ * embed page may be framed, by anyone; an audio file is the one thing fetched from the address
+ * its owner gave.
+ */
+export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: string }): string {
+  return [
+    "default-src 'none'",
+    "img-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    `media-src ${opts.mediaOrigin ?? "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    `frame-ancestors ${opts.frameable ? "*" : "'none'"}`,
+  ].join("; ");
+}
+
+export function setPageHeaders(reply: FastifyReply, opts: { frameable: boolean; mediaOrigin?: string; noindex?: boolean }): void {
+  reply.header("content-security-policy", contentSecurityPolicy(opts));
+  if (!opts.frameable) reply.header("x-frame-options", "DENY");
+  reply.header("x-content-type-options", "nosniff");
+  reply.header("referrer-policy", "strict-origin-when-cross-origin");
+  if (opts.noindex) reply.header("x-robots-tag", "noindex, nofollow");
+}
+
+/** Sends a generated body with a strong ETag, answering 304 when the client already has it. */
+export function sendWithEtag(req: FastifyRequest, reply: FastifyReply, body: string | Buffer, contentType: string, cacheControl: string) {
+  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+  reply.header("etag", etag).header("cache-control", cacheControl).header("vary", "accept-encoding");
+  if (etagMatches(req.headers["if-none-match"], etag)) return reply.code(304).send();
+  return reply.type(contentType).send(body);
+}
+
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}

@@ -1,0 +1,205 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { blobKeys } from "../blobs/blob-keys.ts";
+import type { BlobStore } from "../blobs/blob-store.ts";
+import type { Config } from "../config.ts";
+import { IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../convert/pdf-pages.ts";
+import type { DocumentRecord } from "../domain/document.ts";
+import { isValidUsername } from "../domain/values.ts";
+import { publicPagesRepo } from "../store/public-pages.ts";
+import type { Store } from "../store/open-store.ts";
+import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
+import { safeHttpUrl } from "./html.ts";
+import { pageTextReader, searchPages } from "./page-text.ts";
+import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
+import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
+import { isReservedPath } from "./reserved-paths.ts";
+import { sitemapXml } from "./sitemap.ts";
+import { loadWebAssets } from "./web-assets.ts";
+import { IMMUTABLE, sendWithEtag, setPageHeaders } from "./web-headers.ts";
+
+export interface WebDeps {
+  config: Readonly<Config>;
+  store: Store;
+  blobs: BlobStore;
+}
+
+const HTML = "text/html; charset=utf-8";
+/** HTML may change on any update of the document: always revalidated, cheaply thanks to the ETag. */
+const REVALIDATE = "no-cache";
+const SITEMAP_LIMIT = 50_000;
+
+const ORIGINAL_TYPES: Record<string, string> = {
+  pdf: "application/pdf",
+  odt: "application/vnd.oasis.opendocument.text",
+  odp: "application/vnd.oasis.opendocument.presentation",
+  doc: "application/msword",
+  ppt: "application/vnd.ms-powerpoint",
+  rtf: "application/rtf",
+  wpd: "application/vnd.wordperfect",
+  sxw: "application/vnd.sun.xml.writer",
+  sxi: "application/vnd.sun.xml.impress",
+};
+
+type DocParams = { username: string; name: string };
+type Query = Record<string, string | undefined>;
+
+function firstValue(v: unknown): string | undefined {
+  return typeof v === "string" ? v : Array.isArray(v) && typeof v[0] === "string" ? v[0] : undefined;
+}
+
+function positiveInt(v: unknown): number | undefined {
+  const s = firstValue(v);
+  return s !== undefined && /^[1-9][0-9]{0,8}$/.test(s) ? Number(s) : undefined;
+}
+
+/** The public pages of decisions §10, as an encapsulated plugin: its hooks never touch the API. */
+export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
+  const assets = loadWebAssets();
+  const repo = publicPagesRepo(deps.store.db);
+  const readText = pageTextReader(deps.blobs);
+  const origin = (req: FastifyRequest) => deps.config.publicUrl ?? `${req.protocol}://${req.host}`;
+
+  const notFound = (reply: FastifyReply) => {
+    setPageHeaders(reply, { frameable: false, noindex: true });
+    return reply.code(404).header("cache-control", "no-cache").type(HTML).send(notFoundPage(assets).value);
+  };
+
+  /** The document at an address, or undefined for anything a reader must not tell apart from "no such page". */
+  const findDoc = async (p: DocParams): Promise<DocumentRecord | undefined> => {
+    if (!isValidUsername(p.username) || isReservedPath(p.username)) return undefined;
+    return repo.documentByAddress(p.username, p.name);
+  };
+
+  await app.register(async (web) => {
+    web.get<{ Params: { file: string } }>("/_assets/:file", async (req, reply) => {
+      const asset = assets.byPath.get(`/_assets/${req.params.file}`);
+      if (!asset) return notFound(reply);
+      reply.header("x-content-type-options", "nosniff");
+      return sendWithEtag(req, reply, asset.body, asset.contentType, IMMUTABLE);
+    });
+
+    // Browsers ask for it whatever the page says; the icon is the one the pages link to.
+    web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
+
+    web.get("/robots.txt", async (req, reply) => {
+      const body = `User-agent: *\nAllow: /\nDisallow: /*/download\nSitemap: ${origin(req)}/sitemap.xml\n`;
+      return sendWithEtag(req, reply, body, "text/plain; charset=utf-8", "public, max-age=3600");
+    });
+
+    web.get("/sitemap.xml", async (req, reply) => {
+      const base = origin(req);
+      const entries = (await repo.sitemapEntries(SITEMAP_LIMIT)).map((e) => ({ loc: base + docPath(e), lastmod: e.updatedAt }));
+      return sendWithEtag(req, reply, sitemapXml(entries), "application/xml; charset=utf-8", REVALIDATE);
+    });
+
+    web.get<{ Params: { username: string }; Querystring: Query }>("/:username", async (req, reply) => {
+      const { username } = req.params;
+      if (!isValidUsername(username) || isReservedPath(username)) return notFound(reply);
+      const account = await repo.accountByUsername(username);
+      if (!account) return notFound(reply);
+      const page = positiveInt(req.query.page) ?? 1;
+      const { totalCount, records } = await deps.store.documents.list({
+        accountId: account.id, access: "public", states: ["A"], sortBy: "publishDate", order: "desc",
+        startIndex: (page - 1) * PROFILE_PAGE_SIZE, pageSize: PROFILE_PAGE_SIZE,
+      });
+      setPageHeaders(reply, { frameable: false });
+      const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets });
+      return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
+    });
+
+    const reader = (embed: boolean) => async (req: FastifyRequest<{ Params: DocParams; Querystring: Query }>, reply: FastifyReply) => {
+      const doc = await findDoc(req.params);
+      if (!doc) return notFound(reply);
+      const noindex = doc.access === "private";
+      if (doc.state !== "A") {
+        setPageHeaders(reply, { frameable: embed, noindex: true });
+        const body = doc.state === "P" ? processingPage(doc, assets) : failedPage(doc, assets);
+        return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
+      }
+      const requested = embed && positiveInt(req.query.embed) !== undefined
+        ? await repo.embedStartPage(doc.accountId, doc.documentId, positiveInt(req.query.embed)!)
+        : undefined;
+      const wanted = requested ?? positiveInt(req.query.page) ?? 1;
+      const startPage = Math.min(Math.max(1, wanted), doc.pageCount);
+      const query = (firstValue(req.query.q) ?? "").slice(0, 200);
+      const { pages } = await readText(doc.blobId);
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(req.query)) if (typeof v === "string" && k !== "consent") params.set(k, v);
+      params.set("consent", "1");
+      const sound = safeHttpUrl(doc.soundUrl);
+      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: sound ? new URL(sound).origin : undefined });
+      const body = readerPage({
+        doc, pages, origin: origin(req), assets, embed, startPage, query,
+        hits: query.trim() ? searchPages(pages, query) : undefined,
+        consented: firstValue(req.query.consent) === "1",
+        consentHref: `?${params.toString()}`,
+      });
+      return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
+    };
+    web.get("/:username/docs/:name", reader(false));
+    web.get("/:username/docs/:name/embed", reader(true));
+
+    web.get<{ Params: DocParams }>("/:username/docs/:name/download", async (req, reply) => {
+      const doc = await findDoc(req.params);
+      // Not downloadable means no address at all leads to the original (decisions §10).
+      if (!doc || doc.state !== "A" || !doc.downloadable) return notFound(reply);
+      const fileName = doc.orgDocName.replace(/^.*[\\/]/, "") || `${doc.name}.${doc.orgDocType}`;
+      const ascii = fileName.replace(/[^\x20-\x7E]|["\\]/g, "_");
+      reply
+        .header("content-disposition", `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`)
+        .header("cache-control", "private, no-cache")
+        .header("x-content-type-options", "nosniff")
+        .header("content-security-policy", "default-src 'none'; sandbox");
+      if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
+      return reply.type(ORIGINAL_TYPES[doc.orgDocType] ?? "application/octet-stream").send(await deps.blobs.get(blobKeys.original(doc.blobId)));
+    });
+
+    /** Page images, covers and text of an active document, immutable when asked for with the document's version. */
+    const sendDocBlob = async (req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string, type: string) => {
+      const version = imageVersion(doc.documentId);
+      const etag = `"${version}-${key.slice(key.indexOf("/", 10) + 1).replace(/[^A-Za-z0-9.-]/g, "_")}"`;
+      reply
+        .header("etag", etag)
+        .header("cache-control", firstValue(req.query.v) === version ? IMMUTABLE.replace("public", doc.access === "private" ? "private" : "public") : REVALIDATE)
+        .header("x-content-type-options", "nosniff")
+        .header("cross-origin-resource-policy", "same-origin");
+      if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
+      if ((req.headers["if-none-match"] ?? "").split(",").some((t) => t.trim() === etag)) return reply.code(304).send();
+      return reply.type(type).send(await deps.blobs.get(key));
+    };
+
+    web.get<{ Params: DocParams & { size: string; file: string }; Querystring: Query }>(
+      "/:username/docs/:name/pages/:size/:file",
+      async (req, reply) => {
+        const m = new RegExp(`^([1-9][0-9]{0,5})\\.${IMAGE_EXTENSION}$`).exec(req.params.file);
+        const size = PAGE_SIZES.find((s) => s === req.params.size);
+        if (!m || !size) return notFound(reply);
+        const doc = await findDoc(req.params);
+        const n = Number(m[1]);
+        if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
+        return sendDocBlob(req, reply, doc, blobKeys.page(doc.blobId, n, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
+      },
+    );
+
+    web.get<{ Params: DocParams & { file: string }; Querystring: Query }>("/:username/docs/:name/cover/:file", async (req, reply) => {
+      const size = COVER_SIZES.find((s) => req.params.file === `${s}.${IMAGE_EXTENSION}`);
+      if (!size) return notFound(reply);
+      const doc = await findDoc(req.params);
+      if (!doc || doc.state !== "A") return notFound(reply);
+      return sendDocBlob(req, reply, doc, blobKeys.cover(doc.blobId, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
+    });
+
+    web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/text.json", async (req, reply) => {
+      const doc = await findDoc(req.params);
+      if (!doc || doc.state !== "A") return notFound(reply);
+      return sendDocBlob(req, reply, doc, blobKeys.text(doc.blobId), "application/json; charset=utf-8");
+    });
+
+    // Without this a trailing "/docs" or a typo would reach Fastify's JSON 404.
+    web.get<{ Params: { username: string } }>("/:username/docs", async (req, reply) =>
+      isValidUsername(req.params.username) && !isReservedPath(req.params.username)
+        ? reply.redirect(profilePath(req.params.username), 301)
+        : notFound(reply),
+    );
+  });
+}
