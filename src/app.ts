@@ -37,9 +37,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: opts.logger ?? false,
     routerOptions: { ignoreTrailingSlash: true },
     // A 100 MiB upload on a slow link may take many minutes, so no limit on the whole request; a
-    // connection idle for a minute is closed instead (slowloris), and headers keep Node's 60 s limit.
+    // connection idle for QUIRE_CONNECTION_TIMEOUT_SECONDS (a minute) is closed instead (slowloris), and
+    // headers keep Node's 60 s limit.
     requestTimeout: 0,
-    connectionTimeout: 60_000,
+    connectionTimeout: opts.deps.config.connectionTimeoutMs,
     return503OnClosing: true,
   });
   // The API reads its own bodies (streamed multipart, strict form decoding); Fastify must not consume them.

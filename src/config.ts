@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseSecretKeys } from "./domain/secret-box.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
 export interface Config {
@@ -39,6 +40,12 @@ export interface Config {
   rateBurst: number;
   /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
   ratePerSecond: number;
+  /** QUIRE_SECRET_KEY: apiSecrets are stored sealed with the first key; every key opens. Empty: stored plain. */
+  secretKeys: readonly Buffer[];
+  /** A connection idle this long is closed (slow clients, slowloris). */
+  connectionTimeoutMs: number;
+  /** Blobs no document references are removed by the worker's clean-up pass once older than this. */
+  orphanGraceMs: number;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
@@ -102,6 +109,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push(`QUIRE_LOG_LEVEL=${logLevel}: expected fatal, error, warn, info, debug, trace or silent`);
   }
 
+  let secretKeys: Buffer[] = [];
+  try {
+    secretKeys = parseSecretKeys(env.QUIRE_SECRET_KEY ?? "");
+  } catch (err) {
+    // The message names the key's position, never its value.
+    problems.push(`QUIRE_SECRET_KEY: ${(err as Error).message}`);
+  }
+
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
@@ -131,6 +146,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxPages: int("QUIRE_MAX_PAGES", 2000, 1, 100_000) ?? 2000,
     rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
+    secretKeys,
+    connectionTimeoutMs: (int("QUIRE_CONNECTION_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
+    orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -15,4 +15,12 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Every key under `prefix` (used by deletes and the orphan clean-up). */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Every key under `prefix` with the time it was last written (epoch ms), so the orphan clean-up
+   * can leave alone what an upload or a conversion is writing right now. Optional: a store without
+   * it is never cleaned of orphans (local: file mtime; S3 would use ListObjects' LastModified).
+   */
+  listWithTimes?(prefix: string): Promise<Array<{ key: string; modifiedAt: number }>>;
+  /** Removes the store's own scratch files (upload spools) last written before `before`; answers how many. */
+  removeStaleTemp?(before: number): Promise<number>;
 }

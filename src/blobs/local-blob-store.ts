@@ -96,6 +96,42 @@ export class LocalBlobStore implements BlobStore {
     await rm(this.pathOf(key), { force: true });
   }
 
+  async listWithTimes(prefix: string): Promise<Array<{ key: string; modifiedAt: number }>> {
+    const out: Array<{ key: string; modifiedAt: number }> = [];
+    for (const key of await this.list(prefix)) {
+      try {
+        out.push({ key, modifiedAt: (await stat(this.pathOf(key))).mtimeMs });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err; // deleted since listed
+      }
+    }
+    return out;
+  }
+
+  /** Spool files a crash left behind (a finished upload's spool is renamed away or removed at once). */
+  async removeStaleTemp(before: number): Promise<number> {
+    const dir = join(this.root, TMP_DIR);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(dir, name);
+      try {
+        if ((await stat(path)).mtimeMs >= before) continue;
+        await rm(path, { force: true });
+        removed++;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    }
+    return removed;
+  }
+
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     const walk = async (dir: string): Promise<void> => {

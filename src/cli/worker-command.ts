@@ -5,9 +5,11 @@ import type { Config } from "../config.ts";
 import { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../jobs/convert-document.ts";
 import { checkRegistry } from "../jobs/job-registry.ts";
+import { sweepOrphanBlobs } from "../jobs/orphan-sweep.ts";
 import { sweep } from "../jobs/sweeper.ts";
 import { startWorker } from "../jobs/worker.ts";
 import { openServices } from "../services.ts";
+import { blobReferencesRepo } from "../store/blob-references.ts";
 
 /** Every job kind the API enqueues; the worker refuses to start unless each has one handler. */
 export const JOB_KINDS = [CONVERT_DOCUMENT] as const;
@@ -83,8 +85,17 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     );
   void sweepOnce();
   const sweeper = setInterval(sweepOnce, 60_000);
+  const references = blobReferencesRepo(services.store.db);
+  const orphanSweepOnce = () =>
+    sweepOrphanBlobs({ blobs: services.blobs, references, log, graceMs: config.orphanGraceMs }).catch((err: unknown) =>
+      log.error({ err }, "orphan clean-up failed"),
+    );
+  void orphanSweepOnce();
+  // Crashes are rare and the grace period long: a few passes per grace period are plenty.
+  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(config.orphanGraceMs / 4, 15 * 60_000));
   cleanups.push(async () => {
     clearInterval(sweeper);
+    clearInterval(orphanSweeper);
     await worker.stop();
   });
   log.info({ owner: worker.owner, concurrency: config.workerConcurrency }, "worker started");

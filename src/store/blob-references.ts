@@ -1,0 +1,22 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.ts";
+
+/** Lookups in chunks well under either dialect's bound on parameters per statement. */
+const CHUNK = 500;
+
+/** For the orphan clean-up: which blob folders a document record still owns. */
+export function blobReferencesRepo(db: Kysely<Database>) {
+  return {
+    /** The subset of `blobIds` that some document row references. */
+    async referencedBlobIds(blobIds: readonly string[]): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (let i = 0; i < blobIds.length; i += CHUNK) {
+        const rows = await db.selectFrom("documents").select("blobId").where("blobId", "in", blobIds.slice(i, i + CHUNK)).execute();
+        for (const r of rows) found.add(r.blobId);
+      }
+      return found;
+    },
+  };
+}
+
+export type BlobReferencesRepo = ReturnType<typeof blobReferencesRepo>;
