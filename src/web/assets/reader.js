@@ -197,7 +197,7 @@
     if (!terms.length || !textPages || !textPages[n - 1]) return;
     for (const w of textPages[n - 1].words) {
       const word = fold(w.text);
-      if (!terms.some((t) => word.includes(t) || t.includes(word) && word.length > 2)) continue;
+      if (!terms.some((t) => word.includes(t))) continue;
       const box = document.createElement("div");
       box.className = "hl";
       box.style.left = `${w.x * 100}%`;

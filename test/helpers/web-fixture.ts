@@ -1,0 +1,59 @@
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { QuireClient, unwrap, type Params } from "../../src/client/quire-client.ts";
+import type { DocumentRecord } from "../../src/domain/document.ts";
+import { FIXTURES } from "./paths.ts";
+import { startTestServer, type TestServer } from "./test-server.ts";
+import { startTestWorker, type TestWorker } from "./test-worker.ts";
+
+/** The small multi-page fixture the web tests read. */
+export const READER_FIXTURE = "pdf-tcpdf-14pages.pdf";
+export const READER_FIXTURE_PAGES = 14;
+
+export interface WebFixture {
+  server: TestServer;
+  client: QuireClient;
+  /** Uploads a fixture and waits until the real worker has taken it out of P. */
+  publish(file: string, params?: Params): Promise<DocumentRecord>;
+  /** Stops the worker: documents uploaded afterwards stay in P. */
+  stopWorker(): Promise<void>;
+  /** Uploads a fixture that stays in P (call after stopWorker). */
+  uploadPending(file: string, params?: Params): Promise<DocumentRecord>;
+  close(): Promise<void>;
+}
+
+/** A real server and conversion worker; documents go through the real pipeline (poppler, sharp). */
+export async function startWebFixture(): Promise<WebFixture> {
+  const server = await startTestServer();
+  const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
+  let worker: TestWorker | undefined = await startTestWorker(server);
+  const record = async (documentId: string) => (await server.services.store.documents.getForConversion(documentId))!;
+  const upload = async (file: string, params: Params) => {
+    const answer = unwrap(await client.upload(join(FIXTURES, file), params));
+    return (answer.document as { documentId: string }).documentId;
+  };
+  return {
+    server,
+    client,
+    async publish(file, params = {}) {
+      const id = await upload(file, params);
+      for (let i = 0; i < 1200; i++) {
+        const d = await record(id);
+        if (d.state !== "P") return d;
+        await sleep(50);
+      }
+      throw new Error(`${file} stayed in P`);
+    },
+    async stopWorker() {
+      await worker?.stop();
+      worker = undefined;
+    },
+    async uploadPending(file, params = {}) {
+      return record(await upload(file, params));
+    },
+    async close() {
+      await worker?.stop();
+      await server.close();
+    },
+  };
+}
