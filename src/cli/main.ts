@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case "accounts": {
-      const store = await openStore(config.databaseUrl);
+      const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
       try {
         return await accountsCommand(store, rest);
       } finally {

@@ -63,7 +63,8 @@ export class SecretBox {
     if (!SecretBox.isSealed(stored)) return stored;
     const [, id, data] = stored.split(":");
     const key = this.keys.get(id ?? "");
-    if (!key || data === undefined) throw new Error(`apiSecret of ${apiKey} is sealed with key ${id}, which QUIRE_SECRET_KEY does not hold`);
+    // Names the key id only: apiKeys and secrets never reach a log.
+    if (!key || data === undefined) throw new Error(`an apiSecret is sealed with key ${id}, which QUIRE_SECRET_KEY does not hold`);
     const raw = Buffer.from(data, "base64url");
     const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES)).setAAD(Buffer.from(apiKey, "utf8"));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { SecretBox } from "../domain/secret-box.ts";
 import type { Database } from "./schema.ts";
 
 export interface KeyOwner {
@@ -16,7 +17,21 @@ export interface AccountSummary {
   activeKeys: string[];
 }
 
-export function accountsRepo(db: Kysely<Database>) {
+/** `secrets` seals apiSecrets as they are written (when QUIRE_SECRET_KEY is set) and opens them as they are read. */
+export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new SecretBox([])) {
+  // Opening costs a cipher set-up per request; the stored value maps to one secret, so it is kept.
+  const opened = new Map<string, string>();
+  const openSecret = (stored: string, apiKey: string): string => {
+    if (!SecretBox.isSealed(stored)) return stored;
+    const cacheKey = `${apiKey}\0${stored}`;
+    let secret = opened.get(cacheKey);
+    if (secret === undefined) {
+      secret = secrets.open(stored, apiKey);
+      if (opened.size >= 10_000) opened.clear();
+      opened.set(cacheKey, secret);
+    }
+    return secret;
+  };
   // Built and compiled once: it runs on every request, and building a query costs more than running it.
   const keyOwnerQuery = db
     .selectFrom("apiKeys")
@@ -43,7 +58,10 @@ export function accountsRepo(db: Kysely<Database>) {
           .values({ username, createdAt: now })
           .returning("id")
           .executeTakeFirstOrThrow();
-        await trx.insertInto("apiKeys").values({ apiKey, accountId: id, apiSecret, createdAt: now, revokedAt: null }).execute();
+        await trx
+          .insertInto("apiKeys")
+          .values({ apiKey, accountId: id, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
+          .execute();
         return id;
       });
     },
@@ -51,14 +69,18 @@ export function accountsRepo(db: Kysely<Database>) {
     async addKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<boolean> {
       const account = await db.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
       if (!account) return false;
-      await db.insertInto("apiKeys").values({ apiKey, accountId: account.id, apiSecret, createdAt: now, revokedAt: null }).execute();
+      await db
+        .insertInto("apiKeys")
+        .values({ apiKey, accountId: account.id, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
+        .execute();
       return true;
     },
 
     /** The only query that reads a secret: the signature check needs it. */
     async getKeyOwnerForSigning(apiKey: string): Promise<KeyOwner | undefined> {
       const { rows } = await db.executeQuery<KeyOwner>({ ...keyOwnerQuery, parameters: [apiKey] });
-      return rows[0];
+      const owner = rows[0];
+      return owner && { ...owner, apiSecret: openSecret(owner.apiSecret, apiKey) };
     },
 
     async revokeKey(apiKey: string, now: number): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
@@ -30,7 +31,8 @@ export function openDialect(databaseUrl: string): StoreDialect {
   return openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
 }
 
-export async function openStore(databaseUrl: string): Promise<Store> {
+/** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets at rest; without them secrets are stored as they are. */
+export async function openStore(databaseUrl: string, opts: { secretKeys?: readonly Buffer[] } = {}): Promise<Store> {
   const dialect = openDialect(databaseUrl);
   try {
     await migrateToLatest(dialect);
@@ -42,7 +44,7 @@ export async function openStore(databaseUrl: string): Promise<Store> {
   return {
     dialect: dialect.name,
     db,
-    accounts: accountsRepo(db),
+    accounts: accountsRepo(db, new SecretBox(opts.secretKeys ?? [])),
     documents: documentsRepo(db, dialect),
     folders: foldersRepo(db),
     bookmarks: bookmarksRepo(db),
