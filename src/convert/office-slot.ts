@@ -12,6 +12,8 @@ export const UNO_PYTHON = "/usr/bin/python3";
 const HELPER = fileURLToPath(new URL("./uno-convert.py", import.meta.url));
 /** Covers a first start on a fresh profile (about 2 s here) with a wide margin for a loaded host. */
 const START_TIMEOUT_MS = 60_000;
+/** soffice converting our fixtures peaks near 1.2 GB of address space (the 100-slide ODP included). */
+export const OFFICE_ADDRESS_SPACE_BYTES = 3 * 1024 ** 3;
 const STDERR_TAIL = 4096;
 
 export type SlotResult =
@@ -78,7 +80,9 @@ export class OfficeSlot {
       `--accept=pipe,name=${this.pipeName};urp;`,
     ];
     const [cmd, argv] = this.opts.isolateNetwork ? ["unshare", ["-n", SOFFICE, ...args]] : [SOFFICE, args];
-    const office = spawn(cmd, argv, {
+    // A hostile document must not take the machine's memory: past this address space soffice's
+    // allocations fail and it dies, which the slot reports and recovers from. prlimit execs in place.
+    const office = spawn("prlimit", [`--as=${OFFICE_ADDRESS_SPACE_BYTES}`, "--", cmd, ...argv], {
       detached: true, // own process group: a timeout kills soffice.bin and oosplash together
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, TMPDIR: this.opts.tmpDir },

@@ -31,6 +31,8 @@ export interface PopplerRun {
 }
 
 const STDERR_KEEP = 16 * 1024;
+/** Rendering a page at our largest size needs far less; a limit, not a budget. */
+export const POPPLER_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 
 /**
  * Runs one poppler program. Resolves with its stdout (unless `onStdout` takes it) when it exits 0.
@@ -42,7 +44,8 @@ export function runPoppler(cmd: string, args: string[], opts: PopplerRun): Promi
       reject(opts.signal.reason);
       return;
     }
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    // Bounded like LibreOffice: a hostile PDF makes poppler's allocations fail rather than the machine's.
+    const child = spawn("prlimit", [`--as=${POPPLER_ADDRESS_SPACE_BYTES}`, "--", cmd, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let timedOut = false;
