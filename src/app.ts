@@ -3,6 +3,9 @@ import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
 import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
+import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
+import { requestIdOf } from "./ops/request-id.ts";
+import { countingUploads } from "./ops/upload-metrics.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
 export interface AppOptions {
@@ -14,6 +17,8 @@ export interface AppOptions {
   logger?: boolean | object;
   /** Error 012; by default one limiter per configuration, shared by every app built with it. */
   rateLimiter?: RateLimiter;
+  /** Metrics and health checks: /healthz, /readyz, /metrics, and API answers counted by action and code. */
+  ops?: AppOps;
 }
 
 const limiters = new WeakMap<Readonly<Config>, RateLimiter>();
@@ -42,14 +47,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     requestTimeout: 0,
     connectionTimeout: opts.deps.config.connectionTimeoutMs,
     return503OnClosing: true,
+    genReqId: requestIdOf,
   });
   // The API reads its own bodies (streamed multipart, strict form decoding); Fastify must not consume them.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
 
   const limiter = opts.rateLimiter ?? rateLimiterFor(opts.deps.config);
+  if (opts.ops) registerOpsRoutes(app, opts.ops);
   registerApiRoutes(app, {
-    deps: opts.deps,
+    deps: opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps,
     tempPath: () => opts.spool.tempPath(),
     allowRequest: (apiKey) => limiter.allow(apiKey),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },

@@ -10,6 +10,7 @@ import { outputFormatOf } from "./output-format.ts";
 import { addFormEncoded, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
 import { readUpload } from "./upload-reader.ts";
 import { rm } from "node:fs/promises";
+import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
 
 /** A form-encoded body carries at most a few kilobytes of text; this bounds a hostile one. */
 const MAX_FORM_BYTES = 1024 * 1024;
@@ -110,6 +111,7 @@ async function handleApiRequest(
     upload = await readParams(req, endpoint, params, opts, auth);
     const format = outputFormatOf(params);
     const caller = await authenticate(params, endpoint, auth);
+    noteAction(req, caller.action);
     const handler = ACTIONS.get(caller.action)!;
     const cacheKey = ANSWERS_FROM_DOCUMENTS_ONLY.has(caller.action) ? answers.keyFor(caller, params) : undefined;
     const cached = cacheKey === undefined ? undefined : answers.get(cacheKey);
@@ -131,6 +133,7 @@ async function handleApiRequest(
     }
     // An upload refused before its end: say so, then close, rather than read the rest of it.
     if (!req.raw.complete) reply.header("connection", "close");
+    noteErrorCode(req, failure.code);
     return send(reply, renderError(outputFormatOf(params), failure));
   } finally {
     if (upload) await rm(upload.path, { force: true });

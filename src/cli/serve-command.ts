@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { buildApp } from "../app.ts";
 import type { Config } from "../config.ts";
+import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
 import { openServices } from "../services.ts";
 import { createAccount } from "./accounts-command.ts";
 
-/** `quire serve` / `npm start`: the API (and, from the pipeline issue on, the worker) on one machine. */
+/** `quire serve` / `npm start`: the API and, unless --no-worker, a supervised worker process. */
 export async function serveCommand(config: Readonly<Config>, opts: { worker: boolean }): Promise<void> {
   const services = await openServices(config);
   const { store, blobs } = services;
@@ -21,25 +22,39 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     level: config.logLevel,
     serializers: { req: (r: { method: string; url: string; id: string }) => ({ method: r.method, url: r.url.split("?")[0], reqId: r.id }) },
   };
-  const app = await buildApp({ deps, spool: blobs, logger });
+  const worker = opts.worker ? superviseWorker() : undefined;
+  const metrics = createMetrics({ role: "api" });
+  registerQueueGauges(metrics, store.jobs);
+  const checks = {
+    store: async () => void (await store.jobs.queueStats(Date.now())),
+    blobs: services.checkBlobs,
+    ...(worker ? { converter: async () => worker.assertRunning() } : {}),
+  };
+  const ops = { metrics, checks };
+  const app = await buildApp({ deps, spool: blobs, logger, ops });
   const apps = [app];
   const address = await app.listen({ host: config.host, port: config.port });
   process.stdout.write(`Quire listening on ${address} (API at ${address}/1_0, uploads at ${address}/upload/1_0)\n`);
   if (config.uploadPort !== undefined) {
-    const uploadApp = await buildApp({ deps, spool: blobs, logger, uploadOnly: true });
+    const uploadApp = await buildApp({ deps, spool: blobs, logger, uploadOnly: true, ops });
     await uploadApp.listen({ host: config.host, port: config.uploadPort });
     apps.push(uploadApp);
   }
-  const worker = opts.worker ? superviseWorker() : undefined;
   const stop = async () => {
-    await worker?.stop();
-    await Promise.all(apps.map((a) => a.close()));
+    // New requests get 503 at once; those in flight (a long upload) get a grace period, then their
+    // connections are cut; meanwhile the worker hands back or finishes its jobs.
+    const cut = setTimeout(() => apps.forEach((a) => a.server.closeAllConnections()), API_STOP_GRACE_MS);
+    await Promise.all([worker?.stop(), ...apps.map((a) => a.close())]);
+    clearTimeout(cut);
     await services.close();
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
 }
+
+/** How long requests in flight at SIGTERM may still run. */
+const API_STOP_GRACE_MS = 30_000;
 
 /** Longer than the worker's own stop grace (30 s), so a healthy worker is never killed. */
 const WORKER_STOP_DEADLINE_MS = 45_000;
@@ -48,7 +63,7 @@ const WORKER_STOP_DEADLINE_MS = 45_000;
  * The worker runs as a child process (`quire worker`), so conversions never share the HTTP event
  * loop; it is started again if it dies, and stopped with the server.
  */
-function superviseWorker(): { stop(): Promise<void> } {
+function superviseWorker(): { stop(): Promise<void>; assertRunning(): void } {
   let child: ChildProcess | undefined;
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
@@ -67,6 +82,9 @@ function superviseWorker(): { stop(): Promise<void> } {
   };
   start();
   return {
+    assertRunning() {
+      if (!child || child.exitCode !== null || child.signalCode !== null) throw new Error("the worker process is not running");
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         stopping = true;

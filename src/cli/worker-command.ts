@@ -8,6 +8,10 @@ import { checkRegistry } from "../jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "../jobs/orphan-sweep.ts";
 import { sweep } from "../jobs/sweeper.ts";
 import { startWorker } from "../jobs/worker.ts";
+import { officeCheck } from "../ops/converter-check.ts";
+import { jobMetricsHook } from "../ops/job-metrics.ts";
+import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
+import { startOpsServer } from "../ops/ops-server.ts";
 import { openServices } from "../services.ts";
 import { blobReferencesRepo } from "../store/blob-references.ts";
 
@@ -65,6 +69,8 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     ],
   ]);
   checkRegistry(registry, JOB_KINDS);
+  const metrics = createMetrics({ role: "worker" });
+  registerQueueGauges(metrics, services.store.jobs);
   const worker = startWorker({
     jobs: services.store.jobs,
     registry,
@@ -78,6 +84,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     retryBaseMs: 5_000,
     retryMaxMs: 300_000,
     stopGraceMs: 30_000,
+    onRunEnd: jobMetricsHook(metrics, async (id) => (await services.store.documents.getForConversion(id))?.orgDocType),
   });
   const sweepOnce = () =>
     sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs }).catch((err: unknown) =>
@@ -98,5 +105,11 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     clearInterval(orphanSweeper);
     await worker.stop();
   });
+  if (config.metricsPort !== undefined) {
+    const checks = { store: async () => void (await services.store.jobs.queueStats(Date.now())), blobs: services.checkBlobs, converter: officeCheck(office) };
+    const ops = await startOpsServer({ host: config.host, port: config.metricsPort, checks, metrics });
+    cleanups.push(() => ops.close());
+    log.info({ port: ops.port }, "metrics and health checks listening");
+  }
   log.info({ owner: worker.owner, concurrency: config.workerConcurrency }, "worker started");
 }

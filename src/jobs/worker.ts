@@ -23,6 +23,8 @@ export interface WorkerOptions {
   /** How long `stop` waits for running jobs before aborting them and handing them back. */
   stopGraceMs: number;
   now?: () => number;
+  /** Metrics hook: how each run ended (success, failed, skipped, retry, handed_back, lease_lost) and its wall time. */
+  onRunEnd?: (job: Job, outcome: string, seconds: number) => void;
 }
 
 export interface RunningWorker {
@@ -58,6 +60,8 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     }, opts.heartbeatMs);
     const timeout = setTimeout(() => abort.abort(new ConversionError("limits", "The conversion took too long.")), opts.jobTimeoutMs);
     const log = opts.log.child({ jobId: job.id, documentId: job.documentId, kind: job.kind, attempt: job.attempts });
+    const startedAt = performance.now();
+    let ended = "failed";
     try {
       if (job.attempts > opts.maxAttempts) {
         // Claimed again after workers died on it every time: stop trying.
@@ -65,16 +69,19 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
       }
       const outcome = await handler.run({ job, signal: abort.signal });
       log.info({ outcome }, "job finished");
+      ended = outcome;
       await opts.jobs.finish(job.id, owner, now(), { state: outcome === "failed" ? "failed" : "done" });
     } catch (err) {
       if (leaseLost) {
         log.warn("lease lost; another worker owns the job now");
+        ended = "lease_lost";
         return;
       }
       const reason = abort.signal.aborted && abort.signal.reason instanceof ConversionError ? abort.signal.reason : err;
       if (stopping.signal.aborted && !(reason instanceof ConversionError)) {
         // Handed back on shutdown: the next worker starts it again without waiting.
         await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt: now(), error: "worker stopped" });
+        ended = "handed_back";
         return;
       }
       const transient = !(reason instanceof ConversionError) || reason.transient;
@@ -82,6 +89,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         const retryAt = now() + backoffDelay(job.attempts, opts.retryBaseMs, opts.retryMaxMs);
         log.warn({ err: reason, retryAt }, "job failed; will retry");
         await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt, error: String((reason as Error)?.message ?? reason) });
+        ended = "retry";
         return;
       }
       log.warn({ err: reason }, "job failed for good");
@@ -91,6 +99,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
       clearInterval(beat);
       clearTimeout(timeout);
       running.delete(abort);
+      opts.onRunEnd?.(job, ended, (performance.now() - startedAt) / 1000);
     }
   };
 

@@ -106,6 +106,22 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         .execute();
     },
 
+    /** For metrics and /readyz: jobs per state, and the due queue's length and oldest due time. */
+    async queueStats(now: number): Promise<{ byState: Record<string, number>; due: number; oldestDueAt: number | undefined }> {
+      const states = await db.selectFrom("jobs").select(["state", (eb) => eb.fn.countAll<number>().as("n")]).groupBy("state").execute();
+      const due = await db
+        .selectFrom("jobs")
+        .select([(eb) => eb.fn.countAll<number>().as("n"), (eb) => eb.fn.min("runAt").as("oldest")])
+        .where("state", "=", "queued")
+        .where("runAt", "<=", now)
+        .executeTakeFirstOrThrow();
+      return {
+        byState: Object.fromEntries(states.map((r) => [r.state, Number(r.n)])),
+        due: Number(due.n),
+        oldestDueAt: due.oldest === null ? undefined : Number(due.oldest),
+      };
+    },
+
     async getForDocument(documentId: string): Promise<Job[]> {
       return db.selectFrom("jobs").selectAll().where("documentId", "=", documentId).orderBy("id").execute();
     },
