@@ -195,7 +195,10 @@ describe("public pages", { timeout: 120_000 }, () => {
 
   test("P shows a page that refreshes itself, F a plain notice; neither is indexed nor serves images", async () => {
     const p = await text(`/${doc.username}/docs/${pending.name}`);
-    assert.match(p, /<meta http-equiv="refresh" content="\d+">/);
+    // Script polls the state and reloads once; without script a timed refresh does it.
+    assert.match(p, /<noscript><meta http-equiv="refresh" content="\d+"><\/noscript>/);
+    assert.match(p, new RegExp(`data-poll="/tester/docs/${pending.name}/state.json"`));
+    assert.deepEqual(await (await get(`/tester/docs/${pending.name}/state.json`)).json(), { state: "P" });
     assert.match(p, /being processed/);
     assert.match(p, /noindex/);
     const f = await text(`/${doc.username}/docs/${failed.name}`);

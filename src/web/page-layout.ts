@@ -9,7 +9,11 @@ export interface PageMeta {
   /** Absolute address of an image for sharing cards. */
   image?: string;
   noindex?: boolean;
-  /** Seconds after which the page reloads itself (documents still processing). */
+  /**
+   * Seconds after which the page reloads itself without script (documents still processing). With
+   * script the page polls instead and reloads only once: a timed refresh would keep interrupting
+   * screen readers (WCAG 2.2.1).
+   */
   refreshSeconds?: number;
   lang?: string;
   bodyClass?: string;
@@ -26,7 +30,7 @@ export function pageLayout(meta: PageMeta, assets: WebAssets, body: Html): Html 
 <title>${meta.title}</title>
 ${description !== undefined && html`<meta name="description" content="${description}">`}
 ${meta.noindex && html`<meta name="robots" content="noindex, nofollow">`}
-${meta.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${meta.refreshSeconds}">`}
+${meta.refreshSeconds !== undefined && html`<noscript><meta http-equiv="refresh" content="${meta.refreshSeconds}"></noscript>`}
 ${meta.canonical !== undefined && html`<link rel="canonical" href="${meta.canonical}">`}
 ${!meta.noindex && meta.canonical !== undefined && html`<meta property="og:type" content="article">
 <meta property="og:title" content="${meta.title}">

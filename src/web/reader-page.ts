@@ -148,11 +148,12 @@ ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Emb
 /** `P`: a page that reloads itself until the document is published (decisions §10). */
 export function processingPage(doc: DocumentRecord, assets: WebAssets): Html {
   return pageLayout(
-    { title: `${doc.title} — being processed`, noindex: true, refreshSeconds: 5, lang: doc.language || "en" },
+    { title: `${doc.title} — being processed`, noindex: true, refreshSeconds: 10, lang: doc.language || "en" },
     assets,
-    html`<main class="state-page" id="state" data-state="P">
+    html`<main class="state-page" id="state" data-state="P" data-poll="${docPath(doc)}/state.json">
 <h1>${doc.title}</h1>
-<p role="status">This document is being processed. This page refreshes itself until it is ready.</p>
+<p role="status">This document is being processed. This page refreshes itself when it is ready.</p>
+<p><a href="${docPath(doc)}">Check again</a></p>
 <p><a href="${profilePath(doc.username)}">More from ${doc.username}</a></p>
 </main>`,
   );

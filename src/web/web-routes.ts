@@ -189,6 +189,13 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       return sendDocBlob(req, reply, doc, blobKeys.cover(doc.blobId, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
     });
 
+    // What the "being processed" page polls: the state alone, never cached.
+    web.get<{ Params: DocParams }>("/:username/docs/:name/state.json", async (req, reply) => {
+      const doc = await findDoc(req.params);
+      if (!doc) return notFound(reply);
+      return reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff").send({ state: doc.state });
+    });
+
     web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/text.json", async (req, reply) => {
       const doc = await findDoc(req.params);
       if (!doc || doc.state !== "A") return notFound(reply);

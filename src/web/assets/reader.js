@@ -9,6 +9,23 @@
   root.classList.remove("no-js");
   root.classList.add("js");
 
+  // "Being processed": ask for the state now and then, reload once it has changed.
+  const poll = document.querySelector("[data-poll]");
+  if (poll) {
+    const timer = setInterval(() => {
+      fetch(poll.dataset.poll, { cache: "no-store" })
+        .then((r) => (r.ok ? r.json() : null))
+        .then((s) => {
+          if (s && s.state !== "P") {
+            clearInterval(timer);
+            location.reload();
+          }
+        })
+        .catch(() => {});
+    }, 3000);
+    return;
+  }
+
   const reader = document.getElementById("reader");
   const stage = reader && reader.querySelector("[data-role=stage]");
   if (!reader || !stage) return; // state pages, profile, explicit notice

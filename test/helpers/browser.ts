@@ -1,0 +1,58 @@
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
+import { fileURLToPath } from "node:url";
+
+/** Debian's chromium, never a downloaded browser; no background traffic of its own. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+const ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync",
+];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS, headless: true });
+}
+
+/** What a page did that a test must see: console errors, failed loads, requests to other hosts. */
+export interface PageWatch {
+  errors: string[];
+  foreignRequests: string[];
+}
+
+/** A page that records console errors, page errors and every request leaving `origin`. */
+export async function watchedPage(context: BrowserContext, origin: string): Promise<{ page: Page; watch: PageWatch }> {
+  const page = await context.newPage();
+  const watch: PageWatch = { errors: [], foreignRequests: [] };
+  page.on("console", (m) => {
+    if (m.type() === "error") watch.errors.push(m.text());
+  });
+  page.on("pageerror", (e) => watch.errors.push(String(e)));
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(`${origin}/`) && !url.startsWith("data:") && url !== "about:blank") watch.foreignRequests.push(url);
+  });
+  return { page, watch };
+}
+
+export async function newContext(browser: Browser, opts: BrowserContextOptions = {}): Promise<BrowserContext> {
+  return browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
+}
+
+const AXE_PATH = fileURLToPath(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url));
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: number;
+}
+
+/** axe-core run in the page; the context must bypass CSP for the injected script. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  await page.addScriptTag({ path: AXE_PATH });
+  const found = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: unknown[] }> }> } }).axe;
+    const r = await axe.run();
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
+  });
+  return found.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
