@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { createAccount } from "../src/cli/accounts-command.ts";
 import type { DocumentRecord } from "../src/domain/document.ts";
 import { FIXTURES } from "./helpers/paths.ts";
 import { READER_FIXTURE, READER_FIXTURE_PAGES, startWebFixture, type WebFixture } from "./helpers/web-fixture.ts";
@@ -224,6 +225,9 @@ describe("public pages", { timeout: 120_000 }, () => {
       const res = await get(path);
       assert.equal(res.status, 404, path);
       assert.match(res.headers.get("content-type")!, /^text\/html/, path);
+    }
+    for (const reserved of ["1_0", "upload", "sitemap.xml", "robots.txt", "_assets", "metrics", "healthz"]) {
+      await assert.rejects(createAccount(fx.server.services.store, reserved), /reserved/, reserved);
     }
     // The API still answers on its own path.
     const api = await get("/1_0?action=svc.documents.list&format=json");

@@ -1,6 +1,7 @@
 import { newApiToken } from "../domain/accounts.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
+import { isReservedPath } from "../web/reserved-paths.ts";
 
 export interface NewCredentials {
   username: string;
@@ -10,6 +11,8 @@ export interface NewCredentials {
 
 export async function createAccount(store: Store, username: string): Promise<NewCredentials> {
   if (!isValidUsername(username)) throw new Error(`username must be 3-30 characters of a-z, 0-9, _ . - (got ${JSON.stringify(username)})`);
+  // `/<username>` is the account's public page: a name the server uses for itself would shadow it.
+  if (isReservedPath(username)) throw new Error(`username ${username} is reserved for the server's own addresses`);
   const apiKey = newApiToken();
   const apiSecret = newApiToken();
   const id = await store.accounts.createWithKey(username, apiKey, apiSecret, Date.now());
