@@ -5,11 +5,15 @@
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
 import { benchRender } from "./render.ts";
+import { benchScale } from "./scale.ts";
+import { benchReader } from "./reader.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
   render: benchRender,
+  scale: benchScale,
+  reader: benchReader,
 };
 
 const name = process.argv[2];

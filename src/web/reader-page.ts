@@ -97,7 +97,7 @@ function pageFigure(v: ReaderView, n: number): Html {
   // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
   const eager = n === v.startPage;
   return html`<figure class="page" id="page=${n}" data-page="${n}">
-<img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high"` : html` loading="lazy"`} decoding="async">
+<img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
 <figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${text}</span>`}</figcaption>
 </figure>`;
 }
