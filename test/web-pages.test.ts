@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createAccount } from "../src/cli/accounts-command.ts";
 import type { DocumentRecord } from "../src/domain/document.ts";
+import { seedDoc } from "./helpers/api-documents.ts";
 import { FIXTURES } from "./helpers/paths.ts";
 import { READER_FIXTURE, READER_FIXTURE_PAGES, startWebFixture, type WebFixture } from "./helpers/web-fixture.ts";
 
@@ -233,5 +234,42 @@ describe("public pages", { timeout: 120_000 }, () => {
     const api = await get("/1_0?action=svc.documents.list&format=json");
     assert.match(api.headers.get("content-type")!, /json/);
     assert.equal((await get("/sitemap.xml")).headers.get("content-type"), "application/xml; charset=utf-8");
+  });
+  test("an explicit document shows a notice first; its audio and information link are offered", async () => {
+    await update({ explicit: "true", soundUrl: "https://sounds.example/intro.mp3", infoLink: "https://info.example/about" });
+    try {
+      const notice = await text(readerPath());
+      assert.match(notice, /marked as explicit/);
+      assert.doesNotMatch(notice, /\/pages\/read\//, "no page image before the reader agrees");
+      const consent = notice.match(/<a class="button" href="(\?[^"]*consent=1[^"]*)"/)![1]!;
+      const res = await get(readerPath() + consent.replace(/&amp;/g, "&"));
+      const body = await res.text();
+      assert.equal(body.match(/\/pages\/read\/\d+\.jpg/g)?.length, READER_FIXTURE_PAGES);
+      assert.match(body, /<audio class="doc-sound" controls preload="none" src="https:\/\/sounds\.example\/intro\.mp3">/);
+      assert.match(body, /<a href="https:\/\/info\.example\/about" rel="noopener nofollow ugc">/);
+      assert.match(res.headers.get("content-security-policy")!, /media-src https:\/\/sounds\.example;/, "the one other host a page may use, on play");
+    } finally {
+      await update({ explicit: "false" });
+    }
+  });
+
+  test("the profile lists public active documents newest first, 24 a page", async () => {
+    const owner = await fx.server.services.store.accounts.getKeyOwnerForSigning(fx.server.account.apiKey);
+    const seeded = [];
+    for (let i = 0; i < 25; i++) {
+      seeded.push(await seedDoc(fx.server, { accountId: owner!.accountId, username: "tester" }, {
+        name: `seeded-${String(i).padStart(2, "0")}`, title: `Seeded ${i}`, state: "A", pageCount: 1, publishDate: Date.UTC(2001, 0, 1 + i),
+      }));
+    }
+    await seedDoc(fx.server, { accountId: owner!.accountId, username: "tester" }, { name: "seeded-private", state: "A", access: "private", publishDate: Date.UTC(2030, 0, 1) });
+    const names = (html: string) => [...html.matchAll(/<a href="\/tester\/docs\/([^"]+)">/g)].map((m) => m[1]);
+    const first = await text("/tester");
+    const second = await text("/tester?page=2");
+    // The converted fixture was published now, after every seeded date: it comes first.
+    assert.deepEqual(names(first), [doc.name, ...seeded.slice(2).reverse().map((d) => d.name)]);
+    assert.deepEqual(names(second), seeded.slice(0, 2).reverse().map((d) => d.name));
+    assert.match(first, /<a rel="next" href="\/tester\?page=2">/);
+    assert.match(second, /<a rel="prev" href="\/tester">/);
+    assert.deepEqual(names(await text("/tester?page=3")), []);
   });
 });

@@ -152,6 +152,21 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     assert.match(selected, /TCPDF Example 055/);
   });
 
+  test("continuous mode shows every page and follows the page in view", async () => {
+    const p = await open(desktop, `${url}#page=1`);
+    await ready(p);
+    await p.click("[data-action=mode]");
+    await p.waitForFunction(() => document.querySelectorAll<HTMLElement>(".page").length === [...document.querySelectorAll<HTMLElement>(".page")].filter((e) => e.offsetHeight > 0).length);
+    await p.$eval("[data-role=stage]", (stage) => {
+      const target = document.getElementById("page=6")!;
+      stage.scrollTop += target.getBoundingClientRect().top - stage.getBoundingClientRect().top;
+    });
+    await waitHash(p, "#page=6");
+    assert.equal(await p.inputValue("#page-number"), "6");
+    await p.waitForFunction(() => (document.querySelector('[id="page=6"] img') as HTMLImageElement).complete);
+    await p.close();
+  });
+
   test("a phone shows one page at a time", async () => {
     const phone = await newContext(browser, { viewport: { width: 390, height: 800 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const p = await open(phone, `${url}#page=2`);
@@ -160,6 +175,17 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await p.click("[data-action=next]");
     await waitHash(p, "#page=3");
     assert.deepEqual(await shownPages(p), [3]);
+    // A real touch swipe, right to left, through the browser's input pipeline.
+    const cdp = await phone.newCDPSession(p);
+    const stage = (await p.locator("[data-role=stage]").boundingBox())!;
+    const y = stage.y + stage.height / 2;
+    const touch = (type: string, x: number) =>
+      cdp.send("Input.dispatchTouchEvent", { type, touchPoints: type === "touchEnd" ? [] : [{ x, y }] });
+    await touch("touchStart", stage.x + stage.width * 0.8);
+    for (const f of [0.6, 0.4, 0.2]) await touch("touchMove", stage.x + stage.width * f);
+    await touch("touchEnd", stage.x + stage.width * 0.2);
+    await waitHash(p, "#page=4");
+    assert.deepEqual(await shownPages(p), [4]);
     await phone.close();
   });
 
