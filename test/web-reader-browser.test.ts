@@ -179,7 +179,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     const cdp = await phone.newCDPSession(p);
     const stage = (await p.locator("[data-role=stage]").boundingBox())!;
     const y = stage.y + stage.height / 2;
-    const touch = (type: string, x: number) =>
+    const touch = (type: "touchStart" | "touchMove" | "touchEnd", x: number) =>
       cdp.send("Input.dispatchTouchEvent", { type, touchPoints: type === "touchEnd" ? [] : [{ x, y }] });
     await touch("touchStart", stage.x + stage.width * 0.8);
     for (const f of [0.6, 0.4, 0.2]) await touch("touchMove", stage.x + stage.width * f);
