@@ -93,13 +93,15 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   void sweepOnce();
   const sweeper = setInterval(sweepOnce, 60_000);
   const references = blobReferencesRepo(services.store.db);
+  // Never shorter than one conversion may run: its scratch folder and blobs are in use until then.
+  const orphanGraceMs = Math.max(config.orphanGraceMs, config.jobTimeoutMs);
   const orphanSweepOnce = () =>
-    sweepOrphanBlobs({ blobs: services.blobs, references, log, graceMs: config.orphanGraceMs }).catch((err: unknown) =>
+    sweepOrphanBlobs({ blobs: services.blobs, references, log, graceMs: orphanGraceMs, scratchDir: config.tmpDir }).catch((err: unknown) =>
       log.error({ err }, "orphan clean-up failed"),
     );
   void orphanSweepOnce();
   // Crashes are rare and the grace period long: a few passes per grace period are plenty.
-  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(config.orphanGraceMs / 4, 15 * 60_000));
+  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(orphanGraceMs / 4, 15 * 60_000));
   cleanups.push(async () => {
     clearInterval(sweeper);
     clearInterval(orphanSweeper);

@@ -1,3 +1,5 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { BlobReferencesRepo } from "../store/blob-references.ts";
@@ -11,6 +13,8 @@ export interface OrphanSweepOptions {
    * just before its record is committed, and a conversion writes pages while it runs.
    */
   graceMs: number;
+  /** The worker's scratch folder: conversion folders (`convert-*`) a killed worker left there go too. */
+  scratchDir?: string;
   now?: () => number;
 }
 
@@ -18,7 +22,7 @@ export interface OrphanSweepReport {
   /** Blob folders (`documents/<blobId>/`) removed because no document references them. */
   orphanFolders: number;
   orphanBlobs: number;
-  /** Upload spool files a crash left behind. */
+  /** Upload spool files and conversion scratch folders a crash left behind. */
   staleTemp: number;
 }
 
@@ -34,6 +38,7 @@ export async function sweepOrphanBlobs(opts: OrphanSweepOptions): Promise<Orphan
   const report: OrphanSweepReport = { orphanFolders: 0, orphanBlobs: 0, staleTemp: 0 };
   const cutoff = (opts.now ?? Date.now)() - opts.graceMs;
   if (opts.blobs.removeStaleTemp) report.staleTemp = await opts.blobs.removeStaleTemp(cutoff);
+  if (opts.scratchDir !== undefined) report.staleTemp += await removeStaleScratch(opts.scratchDir, cutoff);
   if (!opts.blobs.listWithTimes) return report;
 
   const folders = new Map<string, { keys: string[]; newest: number }>();
@@ -56,4 +61,27 @@ export async function sweepOrphanBlobs(opts: OrphanSweepOptions): Promise<Orphan
   }
   if (report.orphanFolders + report.staleTemp > 0) opts.log.warn(report, "orphan clean-up removed blobs no record references");
   return report;
+}
+
+/** A running conversion's folder is written to all along; one untouched past the grace period is a dead worker's. */
+async function removeStaleScratch(dir: string, cutoff: number): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw err;
+  }
+  let removed = 0;
+  for (const name of names.filter((n) => n.startsWith("convert-"))) {
+    const path = join(dir, name);
+    try {
+      if ((await stat(path)).mtimeMs >= cutoff) continue;
+    } catch {
+      continue; // removed by its own worker meanwhile
+    }
+    await rm(path, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
 }
