@@ -135,6 +135,7 @@ describe("inspectPdf", () => {
       { width: 600, height: 400 },
       { width: 400, height: 600 },
     ]);
+    assert.deepEqual(info.quarterTurned, [false, true, true, false]);
   });
 });
 
@@ -276,6 +277,27 @@ describe("renderPages", () => {
     assert.ok(thumb.width > thumb.height);
   });
 
+  test("pages of mixed sizes and quarter turns in one document are each exactly the requested widths", async () => {
+    // poppler's -scale-to-x measures a page before /Rotate: a quarter-turned page must not come out as
+    // wide as it is tall, nor be cut to the width.
+    const a4 = { mediaBox: [0, 0, 595, 842], text: { x: 50, y: 400, size: 40, s: "Turned" } };
+    const wide = { mediaBox: [0, 0, 400, 300], text: { x: 20, y: 150, size: 30, s: "Wide" } };
+    const path = await writePdf("mixed-turns.pdf", [a4, { ...a4, rotate: 90 }, { ...wide, rotate: 270 }, wide, { ...a4, rotate: 90 }]);
+    const out = await renderPages(path, outDir(), { widths: WIDTHS, limits: LIMITS });
+    const displayed = [[595, 842], [842, 595], [300, 400], [400, 300], [842, 595]] as const;
+    assert.equal(out.length, 10);
+    for (const p of out) {
+      const [w, h] = displayed[p.page - 1] ?? [NaN, NaN];
+      const want = WIDTHS[p.size];
+      const meta = await sharp(p.path).metadata();
+      assert.equal(meta.width, want, `page ${p.page} ${p.size}`);
+      assert.equal(meta.height, p.height);
+      assert.ok(Math.abs(p.height - (want * h) / w) <= 1.5, `page ${p.page} ${p.size}: ${p.height}`);
+      const { channels } = await sharp(p.path).stats();
+      assert.ok(channels.some((c) => c.stdev > 0), `${p.path} is blank`);
+    }
+  });
+
   for (const [file, count] of [
     ["pdf-owner-password-only-nocopy.pdf", 1],
     ["bad/pdf-invalid-xref-entry-renders.pdf", 2],
@@ -329,6 +351,29 @@ describe("renderCovers", () => {
     const large = await sharp(c.large).metadata();
     assert.equal(large.height, c.height);
     assert.deepEqual(await scratchLeft(dir), []);
+  });
+
+  test("from page 1 as renderPages made it: the same covers, without rendering again", async () => {
+    const dir = outDir();
+    const pdf = join(FIXTURES, "pdf-quartz-firefox-1page.pdf");
+    const pages = await renderPages(pdf, join(dir, "pages"), { widths: WIDTHS, limits: LIMITS });
+    const first = pages.find((p) => p.page === 1 && p.size === "read");
+    assert.ok(first);
+    const rendered = await renderCovers(pdf, join(dir, "rendered"), LIMITS);
+    // A missing PDF proves the page image alone was used.
+    const derived = await renderCovers(join(dir, "no-such.pdf"), join(dir, "derived"), LIMITS, first);
+    assert.equal(derived.width, rendered.width);
+    assert.ok(Math.abs(derived.height - rendered.height) <= 1, `${derived.height} vs ${rendered.height}`);
+    for (const [path, w] of [[derived.small, 150], [derived.medium, 300], [derived.large, 600]] as const) {
+      assert.ok(path.startsWith(join(dir, "derived")));
+      assert.equal((await sharp(path).metadata()).width, w);
+    }
+    // A page image narrower than the large cover is not enlarged: page 1 is rendered instead.
+    const small = await renderPages(pdf, join(dir, "small"), { widths: { thumb: 100, read: 400 }, limits: LIMITS });
+    const narrow = small.find((p) => p.page === 1 && p.size === "read");
+    const again = await renderCovers(pdf, join(dir, "again"), LIMITS, narrow);
+    assert.equal(again.width, 600);
+    assert.equal((await sharp(again.large).metadata()).width, 600);
   });
 
   test("a rotated first page gives a landscape cover", async () => {

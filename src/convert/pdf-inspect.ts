@@ -114,11 +114,19 @@ async function assertNonEmptyFile(pdfPath: string): Promise<void> {
   if (size === 0) throw new ConversionError("corrupt", "The PDF file is empty.");
 }
 
+export interface PdfInfo {
+  pageCount: number;
+  pages: PageSize[];
+  /** Pages displayed a quarter turn from how they are stored (/Rotate 90 or 270): pdftoppm's
+   *  -scale-to-x measures those before turning them, so the renderer has to know. */
+  quarterTurned: boolean[];
+}
+
 /**
  * Page count and displayed size of every page. Throws "limits" past `maxPages` (without listing the
  * pages), "encrypted" when a user password is needed, "corrupt" when poppler cannot read the file.
  */
-export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: AbortSignal): Promise<{ pageCount: number; pages: PageSize[] }> {
+export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: AbortSignal): Promise<PdfInfo> {
   // Absolute, so that a name starting with "-" can never be read as a poppler option.
   pdfPath = absolute(pdfPath);
   await assertNonEmptyFile(pdfPath);
@@ -152,6 +160,7 @@ export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: Ab
     if (m && entry) entry.rot = Number(m[2]);
   }
   const pages: PageSize[] = [];
+  const quarterTurned: boolean[] = [];
   for (let i = 0; i < pageCount; i++) {
     const s = sizes[i];
     if (!s || !(s.w > 0) || !(s.h > 0) || !Number.isFinite(s.w) || !Number.isFinite(s.h)) {
@@ -159,8 +168,9 @@ export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: Ab
     }
     const quarterTurn = (((s.rot % 360) + 360) % 360) % 180 === 90;
     pages.push(quarterTurn ? { width: s.h, height: s.w } : { width: s.w, height: s.h });
+    quarterTurned.push(quarterTurn);
   }
-  return { pageCount, pages };
+  return { pageCount, pages, quarterTurned };
 }
 
 /** Pixel height of a page rendered `width` pixels wide (poppler rounds up). */

@@ -1,13 +1,15 @@
 /**
- * Page images and covers. Poppler's pdftocairo rasterizes a batch of pages to uncompressed TIFF in a
- * scratch folder; sharp (libvips) encodes each page at the reading width and as a thumbnail, then the
- * TIFF is deleted. Why these two: bench/render.ts (`npx tsx bench/render.ts`) measured the options.
+ * Page images and covers. Poppler's pdftoppm rasterizes a batch of pages at the reading width and
+ * writes them as JPEG itself, in the same pass; each one is moved into place as the reading-size
+ * image, and sharp derives the thumbnail from it (a JPEG shrinks on load, so that costs little).
+ * Covers are derived the same way from page 1's reading-size image. Why: bench/convert.ts
+ * (`npm run bench -- convert`) and bench/render.ts measured it against rendering to TIFF first.
  */
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import sharp, { type OutputInfo, type Sharp } from "sharp";
+import sharp, { type Sharp } from "sharp";
 import { ConversionError } from "./conversion-error.ts";
-import { assertPixelLimit, inspectPdf, runPoppler, type PdfLimits } from "./pdf-inspect.ts";
+import { assertPixelLimit, inspectPdf, runPoppler, type PageSize, type PdfLimits } from "./pdf-inspect.ts";
 
 export interface RenderedPage {
   page: number;
@@ -18,10 +20,10 @@ export interface RenderedPage {
   bytes: number;
 }
 
-/** Pages per pdftocairo process: long enough to spread its start-up, short enough that a batch's
- *  TIFFs (about 6 MB a page at 1200 px) stay small on disk and `timeoutMs` means something. */
+/** Pages per pdftoppm process: its start-up (about 20 ms) is spread over the batch, and a batch is
+ *  short enough that `timeoutMs` means something and pages reach `onPage` soon after they exist. */
 export const BATCH_PAGES = 8;
-/** Rasterizing processes at once: the 2 cores of our machines; encoding overlaps with them. */
+/** Rasterizing processes at once: the 2 cores of our machines; thumbnails overlap with them. */
 export const RENDER_CONCURRENCY = 2;
 export const COVER_WIDTHS = { small: 150, medium: 300, large: 600 } as const;
 
@@ -31,34 +33,87 @@ export const IMAGE_MIME_TYPE = "image/jpeg";
 /**
  * JPEG q90: at equal quality (SSIM 0.997 on text, see bench/render.ts) it had the lower bytes ×
  * encode time on text pages and over whole documents (about 1.3× lower than the best WebP); WebP
- * won only the picture page, narrowly. WebP q70 effort 0 would be ~0.5× the bytes at ~2.7× the
- * encode time: switching is this function and the two constants above.
+ * won only the picture page, narrowly. It is also what poppler can write directly, which saves a
+ * second encoding of every reading-size page.
  */
+export const JPEG_QUALITY = 90;
+
 function encode(img: Sharp): Sharp {
-  return img.jpeg({ quality: 90 });
+  return img.jpeg({ quality: JPEG_QUALITY });
+}
+
+function source(file: string): Sharp {
+  // The pixel area was checked against maxPagePixels before poppler ran; sharp's own default cap
+  // would only make a configured limit above it fail in a confusing place.
+  return sharp(file, { limitInputPixels: false });
+}
+
+/** Consecutive pages that one pdftoppm run renders with the same scaling arguments. */
+interface Batch {
+  first: number;
+  last: number;
+  scale: string[];
 }
 
 /**
- * Exactly `width` px wide. pdftocairo's -scale-to-x rounds up, so a page can come out one pixel too
- * wide: dropping that sliver column keeps the text sharp, where resampling would blur it.
+ * How pdftoppm should scale a page to `width` pixels. -scale-to-x fits each page of a batch on its
+ * own, but poppler applies it to the page as stored, before /Rotate: a quarter-turned page would come
+ * out as wide as it is tall. Those get a resolution computed from their displayed width instead.
  */
-async function toWidth(src: Sharp, width: number): Promise<Sharp> {
-  const meta = await src.metadata();
-  const have = meta.width ?? width;
-  if (have > width && have <= width + 2) return src.clone().extract({ left: 0, top: 0, width, height: meta.height ?? 1 });
-  return have === width ? src.clone() : src.clone().resize({ width });
+function scaleArgs(page: PageSize, quarterTurned: boolean, width: number): string[] {
+  return quarterTurned ? ["-r", String((72 * width) / page.width)] : ["-scale-to-x", String(width), "-scale-to-y", "-1"];
 }
 
-/** Rasterizes pages first..last, `width` px wide; returns page number → TIFF path in `dir`. */
-async function rasterize(pdfPath: string, first: number, last: number, width: number, dir: string, timeoutMs: number, signal?: AbortSignal): Promise<Map<number, string>> {
-  const args = ["-tiff", "-tiffcompression", "none", "-cropbox", "-scale-to-x", String(width), "-scale-to-y", "-1", "-f", String(first), "-l", String(last), pdfPath, join(dir, "p")];
-  await runPoppler("pdftocairo", args, { timeoutMs, signal });
+function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number, first: number, last: number): Batch[] {
+  const batches: Batch[] = [];
+  for (let n = first; n <= last; n++) {
+    const scale = scaleArgs(pages[n - 1] as PageSize, quarterTurned[n - 1] ?? false, width);
+    const open = batches.at(-1);
+    if (open && open.last - open.first + 1 < BATCH_PAGES && open.scale.join(" ") === scale.join(" ")) open.last = n;
+    else batches.push({ first: n, last: n, scale });
+  }
+  return batches;
+}
+
+/**
+ * Rasterizes one batch to JPEG files in `dir`, at most `width` px wide (poppler rounds sizes up, and
+ * -W trims the possible extra column rather than resampling, which would blur the text); returns
+ * page number → file.
+ */
+async function rasterize(pdfPath: string, batch: Batch, width: number, dir: string, timeoutMs: number, signal?: AbortSignal): Promise<Map<number, string>> {
+  await mkdir(dir);
+  const args = ["-jpeg", "-jpegopt", `quality=${JPEG_QUALITY}`, "-cropbox", ...batch.scale, "-x", "0", "-y", "0", "-W", String(width), "-H", "0"];
+  await runPoppler("pdftoppm", [...args, "-f", String(batch.first), "-l", String(batch.last), pdfPath, join(dir, "p")], { timeoutMs, signal });
   const files = new Map<number, string>();
   for (const name of await readdir(dir)) {
-    const m = /^p-(\d+)\.tif$/.exec(name);
+    const m = /^p-(\d+)\.jpg$/.exec(name);
     if (m) files.set(Number(m[1]), join(dir, name));
   }
   return files;
+}
+
+/**
+ * Moves poppler's JPEG to `target` when it is exactly `width` px wide (it always should be; a page
+ * poppler made narrower is resized rather than published at the wrong width).
+ */
+async function placeExactWidth(file: string, target: string, width: number): Promise<{ width: number; height: number; bytes: number }> {
+  const meta = await source(file).metadata();
+  if (meta.width === width && meta.height !== undefined) {
+    await rename(file, target);
+    return { width, height: meta.height, bytes: (await stat(target)).size };
+  }
+  const info = await encode(source(file).resize({ width })).toFile(target);
+  await rm(file, { force: true });
+  return { width: info.width, height: info.height, bytes: info.size };
+}
+
+async function derive(file: string, target: string, width: number): Promise<{ width: number; height: number; bytes: number }> {
+  const info = await encode(source(file).resize({ width })).toFile(target);
+  return { width: info.width, height: info.height, bytes: info.size };
+}
+
+function pageFile(outDir: string, page: number, size: RenderedPage["size"]): string {
+  return join(outDir, `page-${String(page).padStart(4, "0")}-${size}.${IMAGE_EXTENSION}`);
 }
 
 async function withScratchDir<T>(parent: string, fn: (dir: string) => Promise<T>): Promise<T> {
@@ -70,49 +125,17 @@ async function withScratchDir<T>(parent: string, fn: (dir: string) => Promise<T>
   }
 }
 
-function source(file: string): Sharp {
-  // The pixel area was checked against maxPagePixels before poppler ran; sharp's own default cap
-  // would only make a configured limit above it fail in a confusing place.
-  return sharp(file, { limitInputPixels: false });
-}
-
-function pageFile(outDir: string, page: number, size: RenderedPage["size"]): string {
-  return join(outDir, `page-${String(page).padStart(4, "0")}-${size}.${IMAGE_EXTENSION}`);
-}
-
-/**
- * Runs `task` over `items`, at most `limit` at a time. The first failure aborts `stop` (killing the
- * sibling's poppler process) and is what gets thrown, once every task has settled.
- */
-async function runPool<T>(items: T[], limit: number, stop: AbortController, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (!failure && !stop.signal.aborted && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await task(item);
-      } catch (error) {
-        failure ??= { error };
-        stop.abort(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure.error;
-  stop.signal.throwIfAborted();
-}
-
 /**
  * Renders every page at `widths.read` and `widths.thumb` pixels wide into `outDir` (created if
  * needed). `onPage` sees each image as soon as it is written; batches run side by side, so pages
  * arrive in batch order, not strictly in page order. The result is sorted by page, read before thumb.
  * On failure the images already written stay in `outDir` (the caller owns it); scratch files do not.
+ * `processes` (default RENDER_CONCURRENCY) is how many pdftoppm runs go at once.
  */
 export async function renderPages(
   pdfPath: string,
   outDir: string,
-  opts: { widths: { thumb: number; read: number }; limits: PdfLimits; signal?: AbortSignal; onPage?: (p: RenderedPage) => void },
+  opts: { widths: { thumb: number; read: number }; limits: PdfLimits; signal?: AbortSignal; onPage?: (p: RenderedPage) => void; processes?: number },
 ): Promise<RenderedPage[]> {
   const { widths, limits, signal } = opts;
   // Absolute paths: nothing handed to poppler may start with "-".
@@ -122,73 +145,102 @@ export async function renderPages(
     if (!Number.isInteger(w) || w < 1) throw new RangeError(`image widths must be positive integers, got ${w}`);
   }
   signal?.throwIfAborted();
-  const { pages } = await inspectPdf(pdfPath, limits, signal);
+  const { pages, quarterTurned } = await inspectPdf(pdfPath, limits, signal);
   assertPixelLimit(pages, Math.max(widths.read, widths.thumb), limits);
   await mkdir(outDir, { recursive: true });
-
-  const batches: [number, number][] = [];
-  for (let first = 1; first <= pages.length; first += BATCH_PAGES) batches.push([first, Math.min(pages.length, first + BATCH_PAGES - 1)]);
+  const batches = planBatches(pages, quarterTurned, widths.read, 1, pages.length);
 
   const stop = new AbortController();
   const forward = () => stop.abort(signal?.reason);
   signal?.addEventListener("abort", forward, { once: true });
   const results: RenderedPage[] = [];
+  let failure: { error: unknown } | undefined;
+  const fail = (error: unknown) => {
+    failure ??= { error };
+    stop.abort(error);
+  };
+
+  const finishBatch = async (batch: Batch, files: Map<number, string>) => {
+    for (let page = batch.first; page <= batch.last; page++) {
+      stop.signal.throwIfAborted();
+      const file = files.get(page);
+      if (!file) throw new ConversionError("corrupt", `Page ${page} of the PDF could not be rendered.`);
+      const readPath = pageFile(outDir, page, "read");
+      const read: RenderedPage = { page, size: "read", path: readPath, ...(await placeExactWidth(file, readPath, widths.read)) };
+      const thumbPath = pageFile(outDir, page, "thumb");
+      const thumb: RenderedPage = { page, size: "thumb", path: thumbPath, ...(await derive(readPath, thumbPath, widths.thumb)) };
+      for (const r of [read, thumb]) {
+        results.push(r);
+        opts.onPage?.(r);
+      }
+    }
+  };
+
+  let next = 0;
   try {
-    await runPool(batches, RENDER_CONCURRENCY, stop, ([first, last]) =>
-      withScratchDir(outDir, async (dir) => {
-        const files = await rasterize(pdfPath, first, last, widths.read, dir, limits.timeoutMs, stop.signal);
-        for (let page = first; page <= last; page++) {
-          stop.signal.throwIfAborted();
-          const file = files.get(page);
-          if (!file) throw new ConversionError("corrupt", `Page ${page} of the PDF could not be rendered.`);
-          const src = source(file);
-          const made = await Promise.all(
-            (["read", "thumb"] as const).map(async (size): Promise<RenderedPage> => {
-              const path = pageFile(outDir, page, size);
-              const info = await encode(await toWidth(src, widths[size])).toFile(path);
-              return { page, size, path, width: info.width, height: info.height, bytes: info.size };
-            }),
-          );
-          // Only one page's pixels are held at a time; the TIFF goes as soon as it is encoded.
-          await rm(file, { force: true });
-          for (const r of made) {
-            results.push(r);
-            opts.onPage?.(r);
+    await withScratchDir(outDir, async (scratch) => {
+      // Each worker keeps one poppler process busy and hands the batch it just rasterized to sharp,
+      // so thumbnails are made while the next batch renders; at most one batch per worker waits.
+      const worker = async () => {
+        let finishing: Promise<void> = Promise.resolve();
+        while (!stop.signal.aborted && next < batches.length) {
+          const batch = batches[next++] as Batch;
+          let files: Map<number, string>;
+          try {
+            files = await rasterize(pdfPath, batch, widths.read, join(scratch, `b${batch.first}`), limits.timeoutMs, stop.signal);
+          } catch (error) {
+            fail(error);
+            break;
           }
+          await finishing;
+          finishing = finishBatch(batch, files).catch(fail);
         }
-      }),
-    );
+        await finishing;
+      };
+      await Promise.all(Array.from({ length: Math.min(opts.processes ?? RENDER_CONCURRENCY, batches.length) }, worker));
+    });
   } finally {
     signal?.removeEventListener("abort", forward);
   }
+  if (failure) throw failure.error;
+  stop.signal.throwIfAborted();
   return results.sort((a, b) => a.page - b.page || (a.size === b.size ? 0 : a.size === "read" ? -1 : 1));
+}
+
+export interface Covers {
+  small: string;
+  medium: string;
+  large: string;
+  width: number;
+  height: number;
 }
 
 /**
  * The first page as three covers, `cover-{small,medium,large}.jpg` in `outDir`, 150/300/600 px wide.
- * `width`/`height` are the large cover's pixels (the document's coverWidth/coverHeight).
+ * `width`/`height` are the large cover's pixels (the document's coverWidth/coverHeight). `firstPage`,
+ * page 1 as renderPages made it, saves rendering the page again when it is at least as wide as the
+ * large cover (downscaled, never enlarged).
  */
-export async function renderCovers(pdfPath: string, outDir: string, limits: PdfLimits): Promise<{ small: string; medium: string; large: string; width: number; height: number }> {
+export async function renderCovers(pdfPath: string, outDir: string, limits: PdfLimits, firstPage?: RenderedPage): Promise<Covers> {
   pdfPath = resolve(pdfPath);
   outDir = resolve(outDir);
-  const { pages } = await inspectPdf(pdfPath, limits);
+  const path = (name: keyof typeof COVER_WIDTHS) => join(outDir, `cover-${name}.${IMAGE_EXTENSION}`);
+  const covers = (large: { width: number; height: number }): Covers => ({ small: path("small"), medium: path("medium"), large: path("large"), width: large.width, height: large.height });
+  const smaller = (file: string) => Promise.all([derive(file, path("medium"), COVER_WIDTHS.medium), derive(file, path("small"), COVER_WIDTHS.small)]);
+  if (firstPage && firstPage.page === 1 && firstPage.width >= COVER_WIDTHS.large) {
+    await mkdir(outDir, { recursive: true });
+    const [large] = await Promise.all([derive(firstPage.path, path("large"), COVER_WIDTHS.large), smaller(firstPage.path)]);
+    return covers(large);
+  }
+  const { pages, quarterTurned } = await inspectPdf(pdfPath, limits);
   assertPixelLimit(pages.slice(0, 1), COVER_WIDTHS.large, limits);
   await mkdir(outDir, { recursive: true });
   return withScratchDir(outDir, async (dir) => {
-    const file = (await rasterize(pdfPath, 1, 1, COVER_WIDTHS.large, dir, limits.timeoutMs)).get(1);
+    const [batch] = planBatches(pages, quarterTurned, COVER_WIDTHS.large, 1, 1);
+    const file = batch && (await rasterize(pdfPath, batch, COVER_WIDTHS.large, join(dir, "b1"), limits.timeoutMs)).get(1);
     if (!file) throw new ConversionError("corrupt", "The first page of the PDF could not be rendered.");
-    const src = source(file);
-    const names = ["small", "medium", "large"] as const;
-    const infos = await Promise.all(
-      names.map(async (name) => encode(await toWidth(src, COVER_WIDTHS[name])).toFile(join(outDir, `cover-${name}.${IMAGE_EXTENSION}`))),
-    );
-    const large = infos[2] as OutputInfo;
-    return {
-      small: join(outDir, `cover-small.${IMAGE_EXTENSION}`),
-      medium: join(outDir, `cover-medium.${IMAGE_EXTENSION}`),
-      large: join(outDir, `cover-large.${IMAGE_EXTENSION}`),
-      width: large.width,
-      height: large.height,
-    };
+    const large = await placeExactWidth(file, path("large"), COVER_WIDTHS.large);
+    await smaller(path("large"));
+    return covers(large);
   });
 }

@@ -10,7 +10,7 @@ import { ConversionError } from "../convert/conversion-error.ts";
 import { detectFormat } from "../convert/detect-format.ts";
 import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
 import type { OfficeConverter } from "../convert/office-to-pdf.ts";
-import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits } from "../convert/pdf-pages.ts";
+import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
 import { isUniqueViolation } from "../store/documents.ts";
@@ -56,9 +56,23 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         }
         signal.throwIfAborted();
         const { pageCount } = await inspectPdf(pdf, deps.pdfLimits);
-        const rendered = await renderPages(pdf, join(work, "pages"), { widths: deps.pageWidths, limits: deps.pdfLimits, signal });
-        for (const p of rendered) await putFile(deps.blobs, blobKeys.page(doc.blobId, p.page, p.size, extname(p.path).slice(1)), p.path);
-        const covers = await renderCovers(pdf, join(work, "covers"), deps.pdfLimits);
+        // Each image goes to the blob store as soon as it exists, while later pages still render.
+        const uploads: Promise<void>[] = [];
+        const uploaded: string[] = [];
+        const onPage = (p: RenderedPage) => {
+          const key = blobKeys.page(doc.blobId, p.page, p.size, extname(p.path).slice(1));
+          const upload = putFile(deps.blobs, key, p.path).then(() => void uploaded.push(key));
+          upload.catch(() => undefined); // reported by the Promise.all below, not as an unhandled rejection
+          uploads.push(upload);
+        };
+        const rendered = await renderPages(pdf, join(work, "pages"), { widths: deps.pageWidths, limits: deps.pdfLimits, signal, onPage }).catch(async (err: unknown) => {
+          // A document that cannot be rendered whole keeps none of its pages.
+          await Promise.allSettled(uploads);
+          await Promise.allSettled(uploaded.map((key) => deps.blobs.delete(key)));
+          throw err;
+        });
+        await Promise.all(uploads);
+        const covers = await renderCovers(pdf, join(work, "covers"), deps.pdfLimits, rendered.find((p) => p.page === 1 && p.size === "read"));
         for (const size of ["small", "medium", "large"] as const) {
           await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
         }
