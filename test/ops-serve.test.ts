@@ -7,7 +7,8 @@ import { after, before, test } from "node:test";
 import { createAccount } from "../src/cli/accounts-command.ts";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { openStore } from "../src/store/open-store.ts";
-import { closing, fields, newBoundary, partHead, signedUpload } from "./helpers/multipart.ts";
+import { closing, fields, fileField, multipartBody, newBoundary, partHead, signedUpload } from "./helpers/multipart.ts";
+import { sample } from "./helpers/metrics-text.ts";
 import { FIXTURES } from "./helpers/paths.ts";
 import { spawnQuire, type QuireProcess } from "./helpers/quire-process.ts";
 import { startS3Server, type TestS3Server } from "./helpers/s3-server.ts";
@@ -67,13 +68,33 @@ test("metrics count requests by action and code, upload bytes and the queue; req
 
   const metrics = await (await fetch(`${url}/metrics`)).text();
   const size = (await readFile(PDF)).length;
-  assert.match(metrics, /^quire_api_requests_total\{action="document\.upload",code="ok",role="api"\} 1$/m);
-  assert.match(metrics, /^quire_api_requests_total\{action="none",code="\d+",role="api"\} [12]$/m);
-  assert.match(metrics, new RegExp(`^quire_upload_bytes_total\\{role="api"\\} ${size}$`, "m"));
-  assert.match(metrics, /^quire_jobs\{state="queued",role="api"\} 1$/m);
-  assert.match(metrics, /^quire_queue_depth\{role="api"\} 1$/m);
-  assert.match(metrics, /^quire_queue_oldest_age_seconds\{role="api"\} [\d.e-]+$/m);
+  assert.equal(sample(metrics, "quire_api_requests_total", { action: "document.upload", code: "ok", role: "api" }), 1);
+  const refused = metrics.split("\n").filter((l) => l.startsWith("quire_api_requests_total{") && l.includes('action="none"'));
+  assert.equal(refused.reduce((n, l) => n + Number(l.split(" ")[1]), 0), 2, "refused before authentication: action none, with their codes");
+  assert.ok(refused.every((l) => /code="\d{3}"/.test(l)));
+  assert.equal(sample(metrics, "quire_upload_bytes_total"), size);
+  assert.equal(sample(metrics, "quire_jobs", { state: "queued" }), 1);
+  assert.equal(sample(metrics, "quire_queue_depth"), 1);
+  assert.ok((sample(metrics, "quire_queue_oldest_age_seconds") ?? -1) >= 0);
   assert.ok(api.logLines().some((l) => l.reqId === "trace-42"), "the request id is in the request's log lines");
+});
+
+test("the request id of an upload is recorded on its job, for the worker's log lines", async () => {
+  const boundary = newBoundary();
+  const body = multipartBody(boundary, [...fields(signedUpload(account, { format: "json" })), fileField(await readFile(PDF), "traced.pdf")]);
+  const res = await fetch(`${url}/upload/1_0`, {
+    method: "POST",
+    headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "x-request-id": "upload-7" },
+    body: new Uint8Array(body),
+  });
+  const documentId = ((await res.json()) as { rsp: { _content: { document: { documentId: string } } } }).rsp._content.document.documentId;
+  const store = await openStore(join(dir, "quire.db"));
+  try {
+    const [job] = await store.jobs.getForDocument(documentId);
+    assert.equal(job?.requestId, "upload-7");
+  } finally {
+    await store.close();
+  }
 });
 
 test("SIGTERM: an upload in flight finishes and is answered, then the process exits 0", async () => {

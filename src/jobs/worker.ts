@@ -59,7 +59,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
       );
     }, opts.heartbeatMs);
     const timeout = setTimeout(() => abort.abort(new ConversionError("limits", "The conversion took too long.")), opts.jobTimeoutMs);
-    const log = opts.log.child({ jobId: job.id, documentId: job.documentId, kind: job.kind, attempt: job.attempts });
+    const log = opts.log.child({ jobId: job.id, documentId: job.documentId, kind: job.kind, attempt: job.attempts, reqId: job.requestId ?? undefined });
     const startedAt = performance.now();
     let ended = "failed";
     try {

@@ -93,14 +93,14 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
 
   return {
     /** The record and its conversion job in one transaction: a crash can never leave one without the other. */
-    async insertWithJob(doc: DocumentRecord, jobKind: string): Promise<void> {
+    async insertWithJob(doc: DocumentRecord, jobKind: string, requestId?: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await trx.insertInto("documents").values(toRow(doc)).execute();
         await trx
           .insertInto("jobs")
           .values({
             kind: jobKind, documentId: doc.documentId, state: "queued", attempts: 0, runAt: doc.createdAt,
-            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt,
+            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt, requestId: requestId ?? null,
           })
           .execute();
       });

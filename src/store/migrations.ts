@@ -137,6 +137,13 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         for (const statement of dialect.documentsVersionTriggers()) await sql.raw(statement).execute(db);
       },
     },
+    "0004_jobs_request_id": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // The id of the API request that enqueued the job, so the worker's log lines name it too.
+        await db.schema.alterTable("jobs").addColumn("request_id", "text").execute();
+      },
+    },
   };
 }
 

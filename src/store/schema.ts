@@ -77,6 +77,8 @@ export interface JobsTable {
   lastError: string;
   createdAt: number;
   updatedAt: number;
+  /** The API request that enqueued the job (migration 0004); null for jobs from elsewhere. */
+  requestId: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface BookmarksTable {

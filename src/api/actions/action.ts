@@ -26,6 +26,8 @@ export interface ActionContext {
   log: FastifyBaseLogger;
   upload: SpooledFile | undefined;
   now: number;
+  /** The request's id (X-Request-Id or generated), recorded with the jobs it enqueues. */
+  requestId?: string;
 }
 
 export type ActionHandler = (ctx: ActionContext) => Promise<Payload>;

@@ -37,7 +37,7 @@ export async function createDocument(
   const originalKey = blobKeys.original(blobId);
   if (spooledPath !== undefined) await deps.blobs.putFile(originalKey, spooledPath);
   try {
-    await deps.store.documents.insertWithJob(record, CONVERT_JOB);
+    await deps.store.documents.insertWithJob(record, CONVERT_JOB, ctx.requestId);
   } catch (err) {
     if (spooledPath !== undefined) await deps.blobs.delete(originalKey);
     // Two uploads raced for the same name: the loser's name is taken, as the check above would have said.
