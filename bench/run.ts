@@ -5,12 +5,14 @@
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
 import { benchRender } from "./render.ts";
+import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
   render: benchRender,
+  scale: benchScale,
   reader: benchReader,
 };
 
