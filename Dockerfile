@@ -1,0 +1,37 @@
+# Quire: one image for every role (`serve`, `serve --no-worker`, `worker`), chosen by the command.
+# Debian bookworm, because LibreOffice, poppler and the fonts come from Debian's packages.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+
+# LibreOffice (headless), python3-uno, poppler-utils and the fonts faithful conversion needs, from
+# the same script a developer runs. (It also installs Chromium, used only by the browser tests.)
+COPY scripts/install-system-deps.sh scripts/install-system-deps.sh
+RUN apt-get update \
+ && bash scripts/install-system-deps.sh \
+ && apt-get install -y -qq --no-install-recommends util-linux ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+COPY package.json package-lock.json ./
+# Production dependencies only; tsx is one of them and runs the TypeScript sources directly.
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY bin ./bin
+COPY src ./src
+COPY tsconfig.json ./
+
+ENV NODE_ENV=production \
+    QUIRE_HOST=0.0.0.0 \
+    QUIRE_PORT=8080 \
+    QUIRE_DATA_DIR=/data
+VOLUME ["/data"]
+EXPOSE 8080
+
+# Liveness of the API; a worker container overrides it with its QUIRE_METRICS_PORT (see compose.yaml).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.QUIRE_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+
+# Runs as root inside the container: a worker isolates LibreOffice in its own network namespace
+# (`unshare -n`), which needs CAP_SYS_ADMIN (granted to the worker service only, in compose.yaml).
+ENTRYPOINT ["node", "bin/quire.js"]
+CMD ["serve"]
