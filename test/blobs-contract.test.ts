@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -111,6 +111,23 @@ for (const backend of BACKENDS) {
         await Promise.all(keys.slice(i, i + 5).map((k) => ctx.blobs.put(k, Readable.from([Buffer.from("x")]))));
       }
       assert.deepEqual(await ctx.blobs.list(blobKeys.prefix("many")), [...keys].sort());
+    });
+
+    test("listWithTimes gives each key its write time; removeStaleTemp removes only old spool files", async () => {
+      const before = Date.now() - 2000;
+      await ctx.blobs.put(blobKeys.text("timed"), Readable.from([Buffer.from("t")]));
+      const listed = await ctx.blobs.listWithTimes!(blobKeys.prefix("timed"));
+      assert.deepEqual(listed.map((o) => o.key), [blobKeys.text("timed")]);
+      assert.ok(listed[0]!.modifiedAt >= before && listed[0]!.modifiedAt <= Date.now() + 2000);
+      const old = await ctx.blobs.tempPath();
+      await writeFile(old, "left by a crash");
+      await utimes(old, new Date(before - 60_000), new Date(before - 60_000));
+      const fresh = await ctx.blobs.tempPath();
+      await writeFile(fresh, "an upload in progress");
+      assert.equal(await ctx.blobs.removeStaleTemp!(before), 1);
+      await assert.rejects(stat(old), { code: "ENOENT" });
+      await stat(fresh);
+      await rm(fresh);
     });
 
     for (const size of [10, 2 * PART]) {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Readable, Transform } from "node:stream";
 import {
@@ -157,23 +157,52 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
   }
 
+  async list(prefix: string): Promise<string[]> {
+    return (await this.listWithTimes(prefix)).map((o) => o.key);
+  }
+
   /**
    * Pages with ListObjects (v1) and the last key as marker: every S3-compatible server has it,
    * while v2 continuation tokens are opaque per server (s3rver's need DES, gone from OpenSSL 3).
    */
-  async list(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
+  async listWithTimes(prefix: string): Promise<Array<{ key: string; modifiedAt: number }>> {
+    const out: Array<{ key: string; modifiedAt: number }> = [];
     let marker: string | undefined;
     for (;;) {
       const page = await this.client.send(
         new ListObjectsCommand({ Bucket: this.bucket, Prefix: this.prefix + prefix, Marker: marker, MaxKeys: this.listPageSize }),
       );
       const contents = page.Contents ?? [];
-      for (const o of contents) if (o.Key) keys.push(o.Key.slice(this.prefix.length));
+      for (const o of contents) {
+        if (o.Key) out.push({ key: o.Key.slice(this.prefix.length), modifiedAt: o.LastModified?.getTime() ?? 0 });
+      }
       if (!page.IsTruncated || contents.length === 0) break;
       marker = contents[contents.length - 1]!.Key;
     }
-    return keys.sort();
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** Upload spool files a crashed API process left in this machine's spool folder. */
+  async removeStaleTemp(before: number): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.spoolDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.spoolDir, name);
+      try {
+        if ((await stat(path)).mtimeMs >= before) continue;
+        await rm(path, { force: true });
+        removed++;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    }
+    return removed;
   }
 
   /** For /readyz: the bucket answers and these credentials may use it. */
