@@ -2,12 +2,16 @@ import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { PageText } from "../convert/pdf-text.ts";
 
-/** Documents whose text stays parsed in memory: a reader's page and its search usually come together. */
-const CACHE_SIZE = 32;
+/**
+ * Text kept parsed in memory, in bytes of JSON: a reader's page, its text.json and its searches come
+ * together. A 2000-page document's text can reach tens of megabytes, so the bound is on size.
+ */
+const CACHE_BYTES = 64 * 1024 * 1024;
 
-/** The pipeline's text.json of a document, read through a small LRU (the text never changes once written). */
+/** The pipeline's text.json of a document, read through an LRU (the text never changes once written). */
 export function pageTextReader(blobs: BlobStore) {
   const cache = new Map<string, { raw: Buffer; pages: PageText[] }>();
+  let cached = 0;
   return async (blobId: string): Promise<{ raw: Buffer; pages: PageText[] }> => {
     const hit = cache.get(blobId);
     if (hit) {
@@ -23,8 +27,14 @@ export function pageTextReader(blobs: BlobStore) {
     }
     const raw = Buffer.concat(chunks);
     const entry = { raw, pages: JSON.parse(raw.toString("utf8")) as PageText[] };
+    if (raw.length > CACHE_BYTES / 4) return entry; // one huge document must not push out all others
     cache.set(blobId, entry);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cached += raw.length;
+    for (const [key, old] of cache) {
+      if (cached <= CACHE_BYTES) break;
+      cache.delete(key);
+      cached -= old.raw.length;
+    }
     return entry;
   };
 }

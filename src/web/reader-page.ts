@@ -106,7 +106,7 @@ function thumbs(v: ReaderView): Html {
   const { doc } = v;
   const items = [];
   for (let n = 1; n <= doc.pageCount; n++) {
-    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${pagePath(doc, "thumb", n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async"><span>${n}</span></a></li>`);
+    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${pagePath(doc, "thumb", n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async" fetchpriority="low"><span>${n}</span></a></li>`);
   }
   return html`<nav class="thumbs" aria-label="Pages"><ol>${items}</ol></nav>`;
 }

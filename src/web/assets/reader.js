@@ -101,7 +101,20 @@
     buildTextLayer(n);
   }
 
+  // The first page shown has the connection to itself: text and pages ahead wait until it is in.
+  const firstImage = figureOf(clamp(Number(reader.dataset.startPage || 1))).querySelector("img");
+  const firstShown = firstImage.complete
+    ? Promise.resolve()
+    : new Promise((resolve) => {
+        firstImage.addEventListener("load", resolve, { once: true });
+        firstImage.addEventListener("error", resolve, { once: true });
+      });
+
   function preloadAfter(group) {
+    firstShown.then(() => preloadNow(group));
+  }
+
+  function preloadNow(group) {
     const last = group[group.length - 1];
     for (let n = last + 1; n <= Math.min(total, last + AHEAD); n++) {
       const img = new Image();
@@ -188,7 +201,7 @@
   }
 
   function buildTextLayer(n) {
-    if (!textPages) return void loadText();
+    if (!textPages) return; // built for every prepared page once the text arrives
     const f = figureOf(n);
     if (f.querySelector(".text-layer")) return;
     const layer = document.createElement("div");
@@ -403,7 +416,7 @@
 
   const fromHash = pageFromHash();
   go(fromHash ?? Number(reader.dataset.startPage || 1));
-  loadText();
+  firstShown.then(loadText);
   const q = new URLSearchParams(location.search).get("q");
   if (q && q.trim()) search(q, fromHash === null);
 })();
