@@ -65,7 +65,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     assert.ok(shot.channels[0]!.stdev > 20 && shot.channels[0]!.min < 100 && shot.channels[0]!.max > 200, "the page image shows dark text on light paper");
   });
 
-  test("arrow keys go forward and back by spread, and the address follows", async () => {
+  test("arrow keys, buttons and clicks on page edges go forward and back by spread; the address follows", async () => {
     await ready(page);
     await page.keyboard.press("ArrowRight");
     await waitHash(page, "#page=2");
@@ -81,6 +81,13 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.click("[data-action=next]");
     await waitHash(page, "#page=2");
     await page.click("[data-action=prev]");
+    await waitHash(page, "#page=1");
+    // A click on the outer part of a page turns it.
+    const cover = (await page.locator('[id="page=1"]').boundingBox())!;
+    await page.mouse.click(cover.x + cover.width * 0.95, cover.y + cover.height / 2);
+    await waitHash(page, "#page=2");
+    const left = (await page.locator('[id="page=2"]').boundingBox())!;
+    await page.mouse.click(left.x + left.width * 0.05, left.y + left.height / 2);
     await waitHash(page, "#page=1");
   });
 
@@ -120,7 +127,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await p.close();
   });
 
-  test("zoom by button and ctrl-wheel enlarges the page; the text layer can be selected", async () => {
+  test("zoom by button and ctrl-wheel, full screen, and a text layer that can be selected", async () => {
     await page.keyboard.press("Home");
     await waitHash(page, "#page=1");
     const width = () => page.$eval('[id="page=1"]', (e) => (e as HTMLElement).getBoundingClientRect().width);
@@ -136,6 +143,10 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.waitForFunction((w) => document.querySelector('[id="page=1"]')!.getBoundingClientRect().width > w * 1.05, zoomed);
     await page.click("[data-action=zoom-out]");
     await page.click("[data-action=zoom-out]");
+    await page.click("[data-action=fullscreen]");
+    await page.waitForFunction(() => document.fullscreenElement?.id === "reader");
+    await page.click("[data-action=fullscreen]");
+    await page.waitForFunction(() => document.fullscreenElement === null);
 
     await page.waitForSelector('[id="page=1"] .text-layer span');
     const selected = await page.evaluate(() => {
@@ -167,7 +178,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await p.close();
   });
 
-  test("a phone shows one page at a time", async () => {
+  test("a phone shows one page at a time; a swipe turns it, a pinch zooms", async () => {
     const phone = await newContext(browser, { viewport: { width: 390, height: 800 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const p = await open(phone, `${url}#page=2`);
     await ready(p);
@@ -186,6 +197,17 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await touch("touchEnd", stage.x + stage.width * 0.2);
     await waitHash(p, "#page=4");
     assert.deepEqual(await shownPages(p), [4]);
+    // Two fingers moving apart zoom in.
+    const width = () => p.$eval('[id="page=4"]', (e) => e.getBoundingClientRect().width);
+    const before = await width();
+    const cx = stage.x + stage.width / 2;
+    const pinch = (type: "touchStart" | "touchMove" | "touchEnd", d: number) =>
+      cdp.send("Input.dispatchTouchEvent", { type, touchPoints: type === "touchEnd" ? [] : [{ x: cx - d, y, id: 1 }, { x: cx + d, y, id: 2 }] });
+    await pinch("touchStart", 40);
+    for (const d of [60, 80, 100]) await pinch("touchMove", d);
+    await pinch("touchEnd", 100);
+    await p.waitForFunction((w) => document.querySelector('[id="page=4"]')!.getBoundingClientRect().width > w * 1.5, before);
+    assert.equal(await hash(p), "#page=4", "a pinch is not a swipe");
     await phone.close();
   });
 
