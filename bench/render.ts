@@ -42,6 +42,12 @@ function pdftoppm(first: number, last: number) {
     exec("pdftoppm", [...scaleArgs, "-f", String(first), "-l", String(Math.min(last, doc.pages)), doc.path, join(scratch, `p${first}`)]);
 }
 
+/** What renderPages runs: poppler writes the reading-size JPEG itself, with no second encoding. */
+function pdftoppmJpeg(first: number, last: number) {
+  return (doc: Doc, scratch: string) =>
+    exec("pdftoppm", ["-jpeg", "-jpegopt", "quality=90", ...scaleArgs, "-f", String(first), "-l", String(Math.min(last, doc.pages)), doc.path, join(scratch, `j${first}`)]);
+}
+
 function pdftocairo(first: number, last: number) {
   return (doc: Doc, scratch: string) =>
     exec("pdftocairo", ["-tiff", "-tiffcompression", "none", ...scaleArgs, "-f", String(first), "-l", String(Math.min(last, doc.pages)), doc.path, join(scratch, `c${first}`)]);
@@ -161,11 +167,12 @@ async function benchRenderers(): Promise<void> {
   const candidates: Candidate[] = [
     { name: "poppler pdftoppm (splash) -> PPM [baseline]", licence: "GPL-2.0/3.0, separate process", run: (d, s) => pdftoppm(1, d.pages)(d, s) },
     { name: "poppler pdftocairo (cairo) -> raw TIFF", licence: "GPL-2.0/3.0, separate process", run: (d, s) => pdftocairo(1, d.pages)(d, s) },
+    { name: "poppler pdftoppm -> JPEG q90 (encoding included)", licence: "GPL-2.0/3.0, separate process", run: (d, s) => pdftoppmJpeg(1, d.pages)(d, s) },
     { name: "poppler pdftoppm, 2 processes in parallel", licence: "GPL, separate process", run: halves(pdftoppm) },
     { name: "poppler pdftocairo, 2 processes in parallel", licence: "GPL, separate process", run: halves(pdftocairo) },
     ...(await wasmCandidates(notes)),
     {
-      name: "renderPages() as shipped: read + thumb JPEG files",
+      name: "renderPages() as shipped: read + thumb JPEG files, 2 proc.",
       licence: "-",
       run: async (doc, scratch) => {
         await renderPages(await firstPages(doc, scratch), join(scratch, "out"), {
