@@ -23,7 +23,7 @@ import { startTestServer, type TestServer } from "./helpers/test-server.ts";
 
 const KILLS = 20;
 const WAVE = 4;
-const DOCS = 8;
+const DOCS = 4;
 const SEED = Number(process.env.QUIRE_CRASH_SEED ?? 11);
 const FIXTURE = "pdf-tcpdf-14pages.pdf";
 
@@ -35,7 +35,7 @@ function startWorkerChild(server: TestServer) {
       QUIRE_DATA_DIR: server.dataDir,
       QUIRE_LOG_LEVEL: "silent",
       QUIRE_JOB_LEASE_SECONDS: "2",
-      QUIRE_WORKER_CONCURRENCY: "2",
+      QUIRE_WORKER_CONCURRENCY: "1",
       QUIRE_JOB_MAX_ATTEMPTS: "100",
     },
     stdio: ["ignore", "pipe", "ignore"],
