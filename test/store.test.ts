@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await store.accounts.addKey("alice", "k2".padEnd(32, "0"), "s2".padEnd(32, "0"), 2000), true);
       assert.equal(await store.accounts.addKey("nobody", "k3".padEnd(32, "0"), "s3".padEnd(32, "0"), 2000), false);
       const owner = await store.accounts.getKeyOwnerForSigning("k".repeat(32));
-      assert.deepEqual(owner, { accountId: id, username: "alice", apiSecret: "s".repeat(32) });
+      assert.deepEqual(owner, { accountId: id, username: "alice", apiSecret: "s".repeat(32), documentsVersion: 0 });
       const listed = (await store.accounts.list()).find((a) => a.username === "alice");
       assert.deepEqual(listed?.activeKeys, ["k".repeat(32), "k2".padEnd(32, "0")]);
       assert.equal(await store.accounts.revokeKey("k".repeat(32), 3000), true);
