@@ -56,7 +56,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function benchReader(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), "quire-bench-reader-"));
   const server = await startTestServer();
-  let worker: TestWorker | undefined = await startTestWorker(server);
+  // PDF fixtures never reach LibreOffice: not starting it saves seconds and two office processes per file.
+  let worker: TestWorker | undefined = await startTestWorker(server, { startOffice: false });
   const browser = await launchChromium();
   try {
     const pdf = await hundredPagePdf(scratch);

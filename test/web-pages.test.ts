@@ -29,7 +29,7 @@ describe("public pages", { timeout: 120_000 }, () => {
     fx = await startWebFixture();
     base = fx.server.url;
     doc = await fx.publish(READER_FIXTURE, { title: "Sample fonts", downloadable: "true", tags: "fonts,tables" });
-    assert.equal(doc.state, "A");
+    assert.equal(doc.state, "A", `${doc.errorCode} ${doc.errorMessage}`);
     failed = await fx.publish("bad/pdf-corrupt-no-trailer.pdf", { title: "Broken file" });
     assert.equal(failed.state, "F");
     await fx.stopWorker();

@@ -1,3 +1,4 @@
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";
 import type { FetchOptions } from "../../src/convert/fetch-url.ts";
@@ -20,6 +21,8 @@ export interface TestWorkerOptions {
   maxAttempts?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** false: LibreOffice is not started (PDF-only tests; an office document then fails as the converter is not running). */
+  startOffice?: boolean;
 }
 
 /** The real conversion worker (LibreOffice, poppler), in this process, against a test server's store and blobs. */
@@ -27,7 +30,8 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
   const { config, services } = server;
   const log = pino({ level: "silent" });
   const office = new OfficeConverter({ slots: 2, timeoutMs: opts.officeTimeoutMs ?? 20_000, workDir: join(config.tmpDir, "office") });
-  await office.start();
+  if (opts.startOffice !== false) await office.start();
+  else await mkdir(config.tmpDir, { recursive: true }); // which starting the office would have made
   const handler = convertDocumentHandler({
     store: services.store,
     blobs: services.blobs,

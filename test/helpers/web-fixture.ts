@@ -26,7 +26,8 @@ export interface WebFixture {
 export async function startWebFixture(): Promise<WebFixture> {
   const server = await startTestServer();
   const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
-  let worker: TestWorker | undefined = await startTestWorker(server);
+  // PDF fixtures never reach LibreOffice: not starting it saves seconds and two office processes per file.
+  let worker: TestWorker | undefined = await startTestWorker(server, { startOffice: false });
   const record = async (documentId: string) => (await server.services.store.documents.getForConversion(documentId))!;
   const upload = async (file: string, params: Params) => {
     const answer = unwrap(await client.upload(join(FIXTURES, file), params));
