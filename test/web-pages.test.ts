@@ -95,6 +95,12 @@ describe("public pages", { timeout: 120_000 }, () => {
     assert.ok(etag);
     const again = await get(readerPath(), { "if-none-match": etag });
     assert.equal(again.status, 304);
+    // fetch asks for gzip and unpacks it; a client that does not gets the same page plain, under its own tag.
+    assert.equal(res.headers.get("content-encoding"), "gzip");
+    const plain = await get(readerPath(), { "accept-encoding": "identity" });
+    assert.equal(plain.headers.get("content-encoding"), null);
+    assert.equal(await plain.text(), body);
+    assert.notEqual(plain.headers.get("etag"), etag);
     assert.equal((await get(`/${doc.username}`, { "if-none-match": etag })).status, 200, "another page, another tag");
 
     const js = body.match(/src="(\/_assets\/[^"]+)"/)![1]!;
