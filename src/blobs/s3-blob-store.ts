@@ -104,7 +104,14 @@ export class S3BlobStore implements BlobStore {
     });
     body.once("error", (err) => counted.destroy(err));
     body.pipe(counted);
-    await this.upload(this.objectKey(key), counted);
+    try {
+      await this.upload(this.objectKey(key), counted);
+    } catch (err) {
+      // S3 refused or went away: the source (often a file) must not stay open, paused by backpressure.
+      body.destroy();
+      counted.destroy();
+      throw err;
+    }
     return bytes;
   }
 
