@@ -22,13 +22,14 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     level: config.logLevel,
     serializers: { req: (r: { method: string; url: string; id: string }) => ({ method: r.method, url: r.url.split("?")[0], reqId: r.id }) },
   };
-  const worker = opts.worker ? superviseWorker() : undefined;
+  // Started once the ports are ours: a server that cannot listen must not leave a worker behind.
+  let worker: ReturnType<typeof superviseWorker> | undefined;
   const metrics = createMetrics({ role: "api" });
   registerQueueGauges(metrics, store.jobs);
   const checks = {
     store: async () => void (await store.jobs.queueStats(Date.now())),
     blobs: services.checkBlobs,
-    ...(worker ? { converter: async () => worker.assertRunning() } : {}),
+    ...(opts.worker ? { converter: async () => (worker ? worker.assertRunning() : Promise.reject(new Error("the worker is not started yet"))) } : {}),
   };
   const ops = { metrics, checks };
   const app = await buildApp({ deps, spool: blobs, logger, ops });
@@ -40,6 +41,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     await uploadApp.listen({ host: config.host, port: config.uploadPort });
     apps.push(uploadApp);
   }
+  if (opts.worker) worker = superviseWorker();
   const stop = async () => {
     // New requests get 503 at once; those in flight (a long upload) get a grace period, then their
     // connections are cut; meanwhile the worker hands back or finishes its jobs.
