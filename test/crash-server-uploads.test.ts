@@ -13,13 +13,14 @@ import { openStore } from "../src/store/open-store.ts";
 import { rm } from "node:fs/promises";
 import { closing, newBoundary, partHead, signedUpload, fields } from "./helpers/multipart.ts";
 import { seededRandom } from "./helpers/seeded-random.ts";
-import { prepareDataDir, startServerProcess, type QuireProcess } from "./helpers/server-process.ts";
+import { prepareDataDir, startApiChildProcess, type QuireProcess } from "./helpers/server-process.ts";
 import { listFiles } from "./helpers/test-server.ts";
 
 /**
- * Issue 7, crashes: a `quire serve` process is killed with SIGKILL 20 times at seeded random points
- * while uploads stream in. Every upload answered stat=ok must be recorded once with its original;
- * none may be recorded twice; after the orphan clean-up pass no blob is left that no record owns.
+ * Issue 7, crashes: an API server process (buildApp, as `quire serve --no-worker` builds it) is
+ * killed with SIGKILL 20 times at seeded random points while uploads stream in. Every upload
+ * answered stat=ok must be recorded once with its original; none may be recorded twice; after the
+ * orphan clean-up pass no blob is left that no record owns.
  */
 
 const KILLS = 20;
@@ -88,7 +89,7 @@ describe("SIGKILL of the server during uploads", { timeout: 170_000 }, () => {
     // Servers start in waves over the same store and blobs (as several API processes would run),
     // so the 20 start-ups overlap; each is killed at its own random point.
     for (let wave = 0; wave < KILLS / WAVE; wave++) {
-      const servers = await Promise.all(Array.from({ length: WAVE }, () => startServerProcess(dataDir, { QUIRE_RATE_PER_SECOND: "0" })));
+      const servers = await Promise.all(Array.from({ length: WAVE }, () => startApiChildProcess(dataDir, { QUIRE_RATE_PER_SECOND: "0" })));
       running.push(...servers);
       const rounds = servers.map(async (server, s) => {
         const round = wave * WAVE + s;

@@ -36,7 +36,7 @@ export const exited = (child: ChildProcess): Promise<void> =>
   new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
 
 function startQuire(args: string[], dataDir: string, env: Record<string, string>, ready: RegExp | undefined): Promise<QuireProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -77,5 +77,10 @@ function startQuire(args: string[], dataDir: string, env: Record<string, string>
 
 /** `quire serve --no-worker` on a free port; resolves once it listens. */
 export function startServerProcess(dataDir: string, env: Record<string, string> = {}): Promise<QuireProcess> {
-  return startQuire(["serve", "--no-worker"], dataDir, env, /Quire listening on/);
+  return startQuire(["src/cli/main.ts", "serve", "--no-worker"], dataDir, env, /Quire listening on/);
+}
+
+/** The same API built by test/helpers/api-server-child.ts: a lighter start-up, for tests that start many. */
+export function startApiChildProcess(dataDir: string, env: Record<string, string> = {}): Promise<QuireProcess> {
+  return startQuire(["test/helpers/api-server-child.ts"], dataDir, env, /Quire listening on/);
 }
