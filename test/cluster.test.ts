@@ -85,7 +85,7 @@ const worker = (name: string) =>
     }),
   );
 
-test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly once, one worker SIGKILLed midway", { skip, timeout: 200_000 }, async () => {
+test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly once, one worker SIGKILLed midway", { skip, timeout: 235_000 }, async () => {
   const store = pg!.store;
   const account = await createAccount(store, "cluster");
   const apis = [spawnQuire(["serve", "--no-worker"], env("api-1")), spawnQuire(["serve", "--no-worker"], env("api-2"))];
