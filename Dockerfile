@@ -1,7 +1,15 @@
 # Quire: one image for every role (`serve`, `serve --no-worker`, `worker`), chosen by the command.
 # Debian bookworm, because LibreOffice, poppler and the fonts come from Debian's packages.
-FROM node:20-bookworm-slim
 
+# Dependencies are installed in the full image, which has the compilers native modules
+# (better-sqlite3, sharp) fall back to when no prebuilt binary matches.
+FROM node:20-bookworm AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; tsx is one of them and runs the TypeScript sources directly.
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM node:20-bookworm-slim
 WORKDIR /app
 
 # LibreOffice (headless), python3-uno, poppler-utils and the fonts faithful conversion needs, from
@@ -12,10 +20,8 @@ RUN apt-get update \
  && apt-get install -y -qq --no-install-recommends util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
+COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
-# Production dependencies only; tsx is one of them and runs the TypeScript sources directly.
-RUN npm ci --omit=dev && npm cache clean --force
-
 COPY bin ./bin
 COPY src ./src
 COPY tsconfig.json ./
@@ -32,6 +38,7 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.QUIRE_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
 # Runs as root inside the container: a worker isolates LibreOffice in its own network namespace
-# (`unshare -n`), which needs CAP_SYS_ADMIN (granted to the worker service only, in compose.yaml).
+# (`unshare -n`), which needs CAP_SYS_ADMIN (granted to the worker service only, in compose.yaml;
+# `docker run --cap-add SYS_ADMIN …` for the default `serve`, which runs a worker too).
 ENTRYPOINT ["node", "bin/quire.js"]
 CMD ["serve"]
