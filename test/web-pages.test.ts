@@ -233,6 +233,11 @@ describe("public pages", { timeout: 120_000 }, () => {
       assert.equal(res.status, 404, path);
       assert.match(res.headers.get("content-type")!, /^text\/html/, path);
     }
+    // A document's first address, its documentId, leads to its page once it has a name of its own.
+    const byId = await get(`/tester/docs/${doc.documentId}?q=x`);
+    assert.equal(byId.status, 302);
+    assert.equal(byId.headers.get("location"), `${readerPath()}?q=x`);
+    assert.equal((await get(`/other-user/docs/${doc.documentId}`)).status, 404);
     for (const reserved of ["1_0", "upload", "sitemap.xml", "robots.txt", "_assets", "metrics", "healthz"]) {
       await assert.rejects(createAccount(fx.server.services.store, reserved), /reserved/, reserved);
     }

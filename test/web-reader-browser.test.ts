@@ -254,6 +254,15 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     assert.deepEqual(found, {});
   });
 
+  test("the \"being processed\" page turns into the reader by itself once the document is published", async () => {
+    const p = await open(desktop, `${origin}/${doc.username}/docs/${pending.name}`);
+    assert.match(await p.innerText("main"), /being processed/);
+    await fx.resumeWorker();
+    await p.waitForSelector("#reader .page.shown img", { timeout: 60_000 });
+    assert.equal(await p.innerText("h1"), "Still converting");
+    await p.close();
+  });
+
   test("no console errors and no request to any other host, on every page opened", async () => {
     await page.reload();
     await ready(page);

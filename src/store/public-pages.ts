@@ -26,6 +26,19 @@ export function publicPagesRepo(db: Kysely<Database>) {
       return row ? fromRow(row) : undefined;
     },
 
+    /** A document by its owner and `documentId`: its first address, which stays valid after a name is given. */
+    async documentById(username: string, documentId: string): Promise<DocumentRecord | undefined> {
+      const row = await db
+        .selectFrom("documents")
+        .innerJoin("accounts", "accounts.id", "documents.accountId")
+        .selectAll("documents")
+        .select("accounts.username")
+        .where("accounts.username", "=", username)
+        .where("documents.documentId", "=", documentId)
+        .executeTakeFirst();
+      return row ? fromRow(row) : undefined;
+    },
+
     /** Every public, active document's address for the sitemap, most recently changed first. */
     async sitemapEntries(limit: number): Promise<Array<{ username: string; name: string; updatedAt: number }>> {
       return db

@@ -27,6 +27,8 @@ const HTML = "text/html; charset=utf-8";
 /** HTML may change on any update of the document: always revalidated, cheaply thanks to the ETag. */
 const REVALIDATE = "no-cache";
 const SITEMAP_LIMIT = 50_000;
+/** `revisionId-publicationId` (decisions §5). */
+const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 
 const ORIGINAL_TYPES: Record<string, string> = {
   pdf: "application/pdf",
@@ -64,10 +66,16 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     return reply.code(404).header("cache-control", "no-cache").type(HTML).send(notFoundPage(assets).value);
   };
 
-  /** The document at an address, or undefined for anything a reader must not tell apart from "no such page". */
+  /**
+   * The document at an address, or undefined for anything a reader must not tell apart from "no
+   * such page". A document is named by its `documentId` until its conversion gives it a name from
+   * its title (decisions §5), so that first address keeps finding it.
+   */
   const findDoc = async (p: DocParams): Promise<DocumentRecord | undefined> => {
     if (!isValidUsername(p.username) || isReservedPath(p.username)) return undefined;
-    return repo.documentByAddress(p.username, p.name);
+    const doc = await repo.documentByAddress(p.username, p.name);
+    if (doc || !DOCUMENT_ID_RE.test(p.name)) return doc;
+    return repo.documentById(p.username, p.name);
   };
 
   await app.register(async (web) => {
@@ -110,6 +118,11 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     const reader = (embed: boolean) => async (req: FastifyRequest<{ Params: DocParams; Querystring: Query }>, reply: FastifyReply) => {
       const doc = await findDoc(req.params);
       if (!doc) return notFound(reply);
+      if (doc.name !== req.params.name) {
+        // Found by its documentId: the page lives at its name now ("being processed" reloads land here).
+        const query = req.url.includes("?") ? req.url.slice(req.url.indexOf("?")) : "";
+        return reply.header("cache-control", "no-cache").redirect(`${docPath(doc)}${embed ? "/embed" : ""}${query}`, 302);
+      }
       const noindex = doc.access === "private";
       if (doc.state !== "A") {
         setPageHeaders(reply, { frameable: embed, noindex: true });

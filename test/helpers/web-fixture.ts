@@ -17,6 +17,8 @@ export interface WebFixture {
   publish(file: string, params?: Params): Promise<DocumentRecord>;
   /** Stops the worker: documents uploaded afterwards stay in P. */
   stopWorker(): Promise<void>;
+  /** Starts the worker again: documents left in P get converted. */
+  resumeWorker(): Promise<void>;
   /** Uploads a fixture that stays in P (call after stopWorker). */
   uploadPending(file: string, params?: Params): Promise<DocumentRecord>;
   close(): Promise<void>;
@@ -48,6 +50,9 @@ export async function startWebFixture(): Promise<WebFixture> {
     async stopWorker() {
       await worker?.stop();
       worker = undefined;
+    },
+    async resumeWorker() {
+      worker ??= await startTestWorker(server, { startOffice: false });
     },
     async uploadPending(file, params = {}) {
       return record(await upload(file, params));
