@@ -4,6 +4,7 @@
  */
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
+import { benchLoad } from "./load.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
@@ -11,6 +12,7 @@ import { benchReader } from "./reader.ts";
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
+  load: benchLoad,
   render: benchRender,
   scale: benchScale,
   reader: benchReader,
