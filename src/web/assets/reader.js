@@ -139,6 +139,10 @@
       figureOf(current).scrollIntoView({ block: "start" });
     }
     sizePages(group);
+    for (const n of group) {
+      const layer = figureOf(n).querySelector(".text-layer");
+      if (layer) fitWords(layer);
+    }
   }
 
   function showNumber() {
@@ -215,10 +219,28 @@
       span.style.left = `${w.x * 100}%`;
       span.style.top = `${w.y * 100}%`;
       span.style.fontSize = `${w.h * 100 * 0.92}cqh`;
+      span.dataset.w = String(w.w);
       layer.appendChild(span);
     }
     f.appendChild(layer);
+    fitWords(layer);
     highlight(n);
+  }
+
+  /**
+   * Stretches each word to its box on the page, so a selection covers what the reader sees. The
+   * font scales with the page (cqh), so the ratio holds at every zoom: measured once, all reads
+   * before all writes.
+   */
+  function fitWords(layer) {
+    const width = layer.clientWidth;
+    if (!width || layer.dataset.fitted) return;
+    layer.dataset.fitted = "1";
+    const spans = Array.from(layer.children);
+    const natural = spans.map((s) => s.getBoundingClientRect().width);
+    spans.forEach((s, i) => {
+      if (natural[i] > 0) s.style.transform = `scaleX(${(Number(s.dataset.w) * width) / natural[i]})`;
+    });
   }
 
   function highlight(n) {
