@@ -71,6 +71,21 @@ const valueArb = (long: boolean): fc.Arbitrary<Value> =>
     { weight: long ? 1 : 0, arbitrary: fc.integer({ min: 500, max: 70_000 }).map((n) => Buffer.alloc(n, "x")) },
   );
 
+/** Values each parameter accepts, so that part of the requests get past validation into the actions. */
+const VALID: Record<string, string[]> = {
+  access: ["public", "private"], documentStates: ["A", "P,F", "A,P,F"], orgDocTypes: ["pdf", "odt,doc", "unknown"],
+  origins: ["apiupload", "apislurp"], documentSortBy: ["title", "publishDate", "ep", "pageCount"], resultOrder: ["asc", "desc"],
+  startIndex: ["0", "1", "5"], pageSize: ["0", "1", "10", "100"], responseParams: ["title,name", "documentId"],
+  slurpUrl: ["https://example.com/a.pdf", "http://example.org/x/report.odt"], title: ["Report", "Été 2020", "<b>x</b>"],
+  tags: ["a,b", "x"], description: ["d", ""], language: ["en", "fr"], publishDate: ["2020-01-01", "2021-06-30T10:00:00Z"],
+  folderName: ["f1", "f2", "Folder"], folderDescription: ["d"], folderSortBy: ["name", "created", "items"],
+  bookmarkSortBy: ["title", "created"], embedSortBy: ["id", "width"], names: ["a", "a,b"], name: ["a", "doc-1"],
+  commentsAllowed: ["true", "false"], downloadable: ["true", "false"], width: ["525"], height: ["340"],
+};
+const validParamsArb = fc
+  .subarray(Object.keys(VALID), { maxLength: 4 })
+  .chain((names) => fc.tuple(...names.map((n) => fc.constantFrom(...VALID[n]!).map((v): [string, Value] => [n, Buffer.from(v, "utf8")]))));
+
 const requestArb: fc.Arbitrary<FuzzRequest> = fc
   .record({
     method: fc.constantFrom("GET", "GET", "GET", "GET", "POST", "POST", "POST", "POST", "POST", "PUT", "DELETE"),
@@ -81,9 +96,12 @@ const requestArb: fc.Arbitrary<FuzzRequest> = fc
       { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
     ),
     withAction: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
-    params: fc.array(
-      fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...PARAM_NAMES) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), valueArb(false)),
-      { maxLength: 6 },
+    params: fc.oneof(
+      fc.array(
+        fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...PARAM_NAMES) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), valueArb(false)),
+        { maxLength: 6 },
+      ),
+      validParamsArb,
     ),
     duplicates: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
     longValue: fc.option(fc.tuple(fc.constantFrom(...PARAM_NAMES), valueArb(true)), { freq: 6 }),
