@@ -61,7 +61,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     // A real picture, not a blank frame: the pixels vary (text on white, grey surround).
     const stats = await sharp(await page.screenshot()).stats();
     assert.ok(stats.channels.slice(0, 3).every((c) => c.stdev > 20), `stdev ${stats.channels.map((c) => c.stdev.toFixed(1))}`);
-    const shot = await sharp(await page.locator('[id="page=1"]').screenshot()).greyscale().stats();
+    const shot = await sharp(await page.locator('.page[data-page="1"]').screenshot()).greyscale().stats();
     assert.ok(shot.channels[0]!.stdev > 20 && shot.channels[0]!.min < 100 && shot.channels[0]!.max > 200, "the page image shows dark text on light paper");
   });
 
@@ -83,10 +83,10 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.click("[data-action=prev]");
     await waitHash(page, "#page=1");
     // A click on the outer part of a page turns it.
-    const cover = (await page.locator('[id="page=1"]').boundingBox())!;
+    const cover = (await page.locator('.page[data-page="1"]').boundingBox())!;
     await page.mouse.click(cover.x + cover.width * 0.95, cover.y + cover.height / 2);
     await waitHash(page, "#page=2");
-    const left = (await page.locator('[id="page=2"]').boundingBox())!;
+    const left = (await page.locator('.page[data-page="2"]').boundingBox())!;
     await page.mouse.click(left.x + left.width * 0.05, left.y + left.height / 2);
     await waitHash(page, "#page=1");
   });
@@ -106,8 +106,8 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     assert.deepEqual(await page.$$eval("[data-role=results] a[data-page]", (as) => as.map((a) => a.textContent)), ["Page 12"]);
     await waitHash(page, "#page=12");
     assert.ok((await shownPages(page)).includes(12));
-    await page.waitForSelector('[id="page=12"] .hl');
-    const box = await page.locator('[id="page=12"] .hl').first().boundingBox();
+    await page.waitForSelector('.page[data-page="12"] .hl');
+    const box = await page.locator('.page[data-page="12"] .hl').first().boundingBox();
     assert.ok(box && box.width > 5 && box.height > 3, "the highlight covers the word");
     assert.equal(new URL(page.url()).searchParams.get("q"), "timesBI", "the search is in the address");
     await page.click("[data-action=prev]");
@@ -123,14 +123,14 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await p.goto(`${url}?q=zapfdingbats`);
     await waitHash(p, "#page=14");
     assert.deepEqual(await shownPages(p), [14]);
-    await p.waitForSelector('[id="page=14"] .hl');
+    await p.waitForSelector('.page[data-page="14"] .hl');
     await p.close();
   });
 
   test("zoom by button and ctrl-wheel, full screen, and a text layer that can be selected", async () => {
     await page.keyboard.press("Home");
     await waitHash(page, "#page=1");
-    const width = () => page.$eval('[id="page=1"]', (e) => (e as HTMLElement).getBoundingClientRect().width);
+    const width = () => page.$eval('.page[data-page="1"]', (e) => (e as HTMLElement).getBoundingClientRect().width);
     const before = await width();
     await page.click("[data-action=zoom-in]");
     const zoomed = await width();
@@ -140,7 +140,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.keyboard.down("Control");
     await page.mouse.wheel(0, -200);
     await page.keyboard.up("Control");
-    await page.waitForFunction((w) => document.querySelector('[id="page=1"]')!.getBoundingClientRect().width > w * 1.05, zoomed);
+    await page.waitForFunction((w) => document.querySelector('.page[data-page="1"]')!.getBoundingClientRect().width > w * 1.05, zoomed);
     await page.click("[data-action=zoom-out]");
     await page.click("[data-action=zoom-out]");
     await page.click("[data-action=fullscreen]");
@@ -148,9 +148,9 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.click("[data-action=fullscreen]");
     await page.waitForFunction(() => document.fullscreenElement === null);
 
-    await page.waitForSelector('[id="page=1"] .text-layer span');
+    await page.waitForSelector('.page[data-page="1"] .text-layer span');
     const selected = await page.evaluate(() => {
-      const layer = document.querySelector('[id="page=1"] .text-layer')!;
+      const layer = document.querySelector('.page[data-page="1"] .text-layer')!;
       const range = document.createRange();
       range.selectNodeContents(layer);
       const sel = getSelection()!;
@@ -169,12 +169,12 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await p.click("[data-action=mode]");
     await p.waitForFunction(() => document.querySelectorAll<HTMLElement>(".page").length === [...document.querySelectorAll<HTMLElement>(".page")].filter((e) => e.offsetHeight > 0).length);
     await p.$eval("[data-role=stage]", (stage) => {
-      const target = document.getElementById("page=6")!;
+      const target = document.querySelector('.page[data-page="6"]')!;
       stage.scrollTop += target.getBoundingClientRect().top - stage.getBoundingClientRect().top;
     });
     await waitHash(p, "#page=6");
     assert.equal(await p.inputValue("#page-number"), "6");
-    await p.waitForFunction(() => (document.querySelector('[id="page=6"] img') as HTMLImageElement).complete);
+    await p.waitForFunction(() => (document.querySelector('.page[data-page="6"] img') as HTMLImageElement).complete);
     await p.close();
   });
 
@@ -198,7 +198,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await waitHash(p, "#page=4");
     assert.deepEqual(await shownPages(p), [4]);
     // Two fingers moving apart zoom in.
-    const width = () => p.$eval('[id="page=4"]', (e) => e.getBoundingClientRect().width);
+    const width = () => p.$eval('.page[data-page="4"]', (e) => e.getBoundingClientRect().width);
     const before = await width();
     const cx = stage.x + stage.width / 2;
     const pinch = (type: "touchStart" | "touchMove" | "touchEnd", d: number) =>
@@ -206,7 +206,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await pinch("touchStart", 40);
     for (const d of [60, 80, 100]) await pinch("touchMove", d);
     await pinch("touchEnd", 100);
-    await p.waitForFunction((w) => document.querySelector('[id="page=4"]')!.getBoundingClientRect().width > w * 1.5, before);
+    await p.waitForFunction((w) => document.querySelector('.page[data-page="4"]')!.getBoundingClientRect().width > w * 1.5, before);
     assert.equal(await hash(p), "#page=4", "a pinch is not a swipe");
     await phone.close();
   });
@@ -216,8 +216,8 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     const p = await open(noJs, url);
     const visibleImages = await p.$$eval(".pages img", (imgs) => imgs.filter((i) => (i as HTMLElement).offsetHeight > 100).length);
     assert.equal(visibleImages, READER_FIXTURE_PAGES);
-    assert.ok((await p.locator('[id="page=12"] .page-text').boundingBox())!.height > 50, "page text is shown");
-    assert.match((await p.locator('[id="page=12"] .page-text').innerText()), /FONT: timesBI/);
+    assert.ok((await p.locator('.page[data-page="12"] .page-text').boundingBox())!.height > 50, "page text is shown");
+    assert.match((await p.locator('.page[data-page="12"] .page-text').innerText()), /FONT: timesBI/);
     await noJs.close();
   });
 

@@ -30,6 +30,27 @@
   const stage = reader && reader.querySelector("[data-role=stage]");
   if (!reader || !stage) return; // state pages, profile, explicit notice
 
+  // A long description folds to a few lines, with a button to read it all.
+  const description = reader.querySelector(".doc-description");
+  if (description) {
+    description.id = "doc-description";
+    description.classList.add("folded");
+    if (description.scrollHeight > description.clientHeight + 2) {
+      const more = document.createElement("button");
+      more.type = "button";
+      more.className = "more";
+      more.textContent = "Show all";
+      more.setAttribute("aria-expanded", "false");
+      more.setAttribute("aria-controls", "doc-description");
+      more.addEventListener("click", () => {
+        const open = description.classList.toggle("folded") === false;
+        more.textContent = open ? "Show less" : "Show all";
+        more.setAttribute("aria-expanded", String(open));
+      });
+      description.after(more);
+    } else description.classList.remove("folded");
+  }
+
   const total = Number(reader.dataset.pages);
   const figures = Array.from(reader.querySelectorAll(".page"));
   const thumbLinks = Array.from(reader.querySelectorAll(".thumbs a"));
@@ -50,6 +71,11 @@
 
   toolbar.hidden = false;
   reader.dataset.mode = mode;
+  // The ids let #page=N links work without script. Here the script turns pages itself: without the
+  // ids the browser's own jump to the fragment (which it retries until the page has loaded) cannot
+  // scroll the window under the toolbar.
+  for (const f of figures) f.removeAttribute("id");
+  const thumbsNav = reader.querySelector(".thumbs");
 
   const clamp = (n) => Math.min(total, Math.max(1, n));
   const fold = (s) => s.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
@@ -77,6 +103,11 @@
   }
 
   function sizePages(group) {
+    // With the toolbar at the top of the window, stage and thumbnails fill the rest of it.
+    if (!document.fullscreenElement) {
+      const height = Math.max(240, window.innerHeight - toolbar.offsetHeight - (thumbsNav ? thumbsNav.offsetHeight : 0));
+      stage.style.height = `${height}px`;
+    }
     const availW = stage.clientWidth - 24;
     const availH = stage.clientHeight - 24;
     if (mode === "paged") {
@@ -438,7 +469,10 @@
 
   const fromHash = pageFromHash();
   go(fromHash ?? Number(reader.dataset.startPage || 1));
-  firstShown.then(loadText);
+  // Opened at a page or a search: the reader wants the page, so the document's header scrolls away.
   const q = new URLSearchParams(location.search).get("q");
+  if (fromHash !== null || (q && q.trim())) window.scrollTo(0, toolbar.getBoundingClientRect().top + window.scrollY);
+  else window.scrollTo(0, 0);
+  firstShown.then(loadText);
   if (q && q.trim()) search(q, fromHash === null);
 })();
