@@ -58,6 +58,15 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await ready(page);
     assert.deepEqual(await shownPages(page), [1]);
     assert.equal(await page.$$eval(".page", (els) => els.length), READER_FIXTURE_PAGES);
+    // The title on top and the first page already in the first screen.
+    const layout = await page.evaluate(() => ({
+      scrollY,
+      title: document.querySelector("h1")!.getBoundingClientRect().top,
+      pageTop: document.querySelector('.page[data-page="1"]')!.getBoundingClientRect().top,
+      innerHeight,
+    }));
+    assert.equal(layout.scrollY, 0);
+    assert.ok(layout.title >= 0 && layout.pageTop < layout.innerHeight * 0.75, JSON.stringify(layout));
     // A real picture, not a blank frame: the pixels vary (text on white, grey surround).
     const stats = await sharp(await page.screenshot()).stats();
     assert.ok(stats.channels.slice(0, 3).every((c) => c.stdev > 20), `stdev ${stats.channels.map((c) => c.stdev.toFixed(1))}`);
