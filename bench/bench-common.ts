@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The shared fixtures, used in place. */
@@ -14,3 +15,19 @@ export function exec(cmd: string, args: string[]): Promise<void> {
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err.slice(0, 300)}`))));
   });
 }
+
+/**
+ * CPU seconds used so far by this process and by the children it has waited for (poppler, soffice):
+ * on a machine shared with other work, wall time says how busy the machine was, this says what the
+ * measured work itself cost.
+ */
+export function cpuSeconds(): number {
+  const own = process.cpuUsage();
+  // /proc/self/stat: fields 16 and 17 (cutime, cstime) in clock ticks, after the ")" that ends the name.
+  const fields = readFileSync("/proc/self/stat", "utf8").split(")").pop()?.trim().split(" ") ?? [];
+  const children = (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  return (own.user + own.system) / 1e6 + (Number.isFinite(children) ? children : 0);
+}
+
+/** sysconf(_SC_CLK_TCK): 100 on every Linux build Node runs on. */
+const CLOCK_TICKS = 100;

@@ -10,10 +10,10 @@
  *  2. A warm OfficeConverter slot vs a cold `soffice --headless --convert-to pdf` on an existing
  *     profile: latency for a one-page and a 100-slide document.
  *  3. OfficeConverter with os.availableParallelism() slots vs 1 slot: conversions per minute over one
- *     small document per office format, each converted MIX_ROUNDS times.
+ *     small document per office format, each converted MIX_COPIES times, in alternating rounds.
  * Fixtures are read in place; everything written goes to a temporary folder that is removed.
  */
-import { exec, FIXTURES } from "./bench-common.ts";
+import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -56,6 +56,10 @@ async function median(times: number, fn: () => Promise<unknown>): Promise<number
   return samples[Math.floor(samples.length / 2)] ?? NaN;
 }
 
+function middle(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+}
+
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + " ".repeat(n - s.length);
 }
@@ -71,6 +75,8 @@ const out = (s: string): boolean => process.stdout.write(s);
 /** A row of the page-images table: its label and the work timed (everything it writes goes to `dir`). */
 interface PageRun {
   label: string;
+  /** Processes it keeps busy at once: what it could use of an idle machine. */
+  cores: number;
   run(dir: string): Promise<void>;
 }
 
@@ -94,34 +100,42 @@ async function benchPages(scratch: string): Promise<void> {
   const runs: PageRun[] = [
     // The book's pages are not all one size (page 1 is wider than the rest): -scale-to-x makes every
     // page as wide as the pipeline's reading size, where one -r for all would render most pages smaller.
-    { label: `pdftoppm -jpeg -scale-to-x ${WIDTHS.read}: read size only, 1 process [baseline]`, run: (dir) => pdftoppm(dir, 1, pageCount) },
-    { label: `pipeline step: ${WIDTHS.read} + ${WIDTHS.thumb} px + 3 covers, ${RENDER_CONCURRENCY} processes`, run: (dir) => pipelineStep(dir, pageCount, RENDER_CONCURRENCY) },
-    { label: `pipeline step, 1 process (for reference)`, run: (dir) => pipelineStep(dir, pageCount, 1) },
-    { label: `pdftoppm -jpeg, read size only, 2 processes (for reference)`, run: async (dir) => void (await Promise.all([pdftoppm(dir, 1, half), pdftoppm(dir, half + 1, pageCount)])) },
+    { label: `pdftoppm -jpeg -scale-to-x ${WIDTHS.read}: read size only, 1 process [baseline]`, cores: 1, run: (dir) => pdftoppm(dir, 1, pageCount) },
+    { label: `pipeline step: ${WIDTHS.read} + ${WIDTHS.thumb} px + 3 covers, ${RENDER_CONCURRENCY} processes`, cores: RENDER_CONCURRENCY, run: (dir) => pipelineStep(dir, pageCount, RENDER_CONCURRENCY) },
+    { label: `pipeline step, 1 process (for reference)`, cores: 1, run: (dir) => pipelineStep(dir, pageCount, 1) },
+    { label: `pdftoppm -jpeg, read size only, 2 processes (for reference)`, cores: 2, run: async (dir) => void (await Promise.all([pdftoppm(dir, 1, half), pdftoppm(dir, half + 1, pageCount)])) },
   ];
   // Rounds take every row in turn, so that a change in the machine's load (it is shared) falls on
   // all rows alike rather than on whichever ran during it.
   const samples: number[][] = runs.map(() => []);
+  const cpuSamples: number[][] = runs.map(() => []);
   for (let round = 0; round < PAGE_ROUNDS; round++) {
     for (const [i, r] of runs.entries()) {
       const dir = join(scratch, "pages");
       await mkdir(dir);
+      const cpu = cpuSeconds();
       samples[i]?.push(await timed(() => r.run(dir)));
+      cpuSamples[i]?.push(cpuSeconds() - cpu);
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const times = samples.map((s) => s.sort((a, b) => a - b)[Math.floor(s.length / 2)] ?? NaN);
+  const times = samples.map(middle);
+  const cpus = cpuSamples.map(middle);
 
   const base = pageCount / ((times[0] ?? NaN) / 1000);
-  const w = [76, 6, 8, 6];
+  const w = [76, 6, 8, 6, 6, 10];
   out(`\n1. Page images: ${basename(BOOK)}, ${pageCount} pages, median of ${PAGE_ROUNDS} interleaved rounds (ratio = pages/s ÷ the baseline's; target >= 1.0)\n`);
   out(`   Compared: the pipeline's whole page step (both image sizes and the covers, JPEG q${JPEG_QUALITY}, on ${availableParallelism()} cores)\n`);
   out(`   against one pdftoppm process making the reading size alone (its default JPEG quality, 75).\n`);
-  out(row(["", "s", "pages/s", "ratio"], w));
+  out(`   The machine is shared: "CPU s" is what each row itself used (this process and its children), and\n`);
+  out(`   "idle est." is the ratio that implies on ${availableParallelism()} idle cores if the row kept its processes' cores busy (an upper bound).\n`);
+  out(row(["", "s", "pages/s", "ratio", "CPU s", "idle est."], w));
+  const baseCpu = cpus[0] ?? NaN;
   runs.forEach((r, i) => {
     const ms = times[i] ?? NaN;
     const rate = pageCount / (ms / 1000);
-    out(row([r.label, (ms / 1000).toFixed(1), rate.toFixed(1), `x${(rate / base).toFixed(2)}`], w));
+    const idle = baseCpu / ((cpus[i] ?? NaN) / Math.min(r.cores, availableParallelism()));
+    out(row([r.label, (ms / 1000).toFixed(1), rate.toFixed(1), `x${(rate / base).toFixed(2)}`, (cpus[i] ?? NaN).toFixed(1), `x${idle.toFixed(2)}`], w));
   });
 }
 
@@ -155,49 +169,67 @@ async function benchLatency(scratch: string, office: OfficeConverter): Promise<v
 
 // ---- 3. slots ---------------------------------------------------------------------------------
 
-/** A small document converts in tens of milliseconds: 16 of them (the first version) gave ratios
- *  anywhere from 1.2 to 1.8 from run to run; about 100 keep each measurement several seconds long. */
-const MIX_ROUNDS = 12;
+/** Copies of MIX per measurement. A small document converts in tens of milliseconds: one batch of
+ *  16 (the first version) measured 1 slot and then N slots about a second each, and the ratio went
+ *  anywhere from x0.6 to x1.8 with the shared machine's load. Now both converters stay warm side by
+ *  side, rounds alternate them, and each round's ratio pairs two measurements taken back to back. */
+const MIX_COPIES = 6;
+const SLOT_ROUNDS = 5;
 
-/** Every document in MIX MIX_ROUNDS times, all queued at once; conversions per minute (slot start-up excluded). */
+/** Every document in MIX MIX_COPIES times, all queued at once; conversions per minute (slot start-up excluded). */
 async function throughput(office: OfficeConverter, outDir: string): Promise<number> {
-  const jobs = Array.from({ length: MIX_ROUNDS }, () => MIX).flat();
+  const jobs = Array.from({ length: MIX_COPIES }, () => MIX).flat();
   const ms = await timed(() => Promise.all(jobs.map((input, i) => office.convert(input, join(outDir, `${i}.pdf`)))));
   return jobs.length / (ms / 60_000);
+}
+
+async function benchSlots(scratch: string, one: OfficeConverter, many: OfficeConverter, n: number): Promise<void> {
+  const mixOut = join(scratch, "mix");
+  await mkdir(mixOut);
+  // A first conversion per slot, so that no slot is measured cold.
+  await Promise.all(Array.from({ length: n }, (_, i) => many.convert(MIX[i % MIX.length] ?? ONE_PAGE, join(mixOut, `warm-up-${i}.pdf`))));
+  await one.convert(MIX[0] ?? ONE_PAGE, join(mixOut, "warm-up.pdf"));
+  const ones: number[] = [];
+  const manys: number[] = [];
+  const ratios: number[] = [];
+  for (let round = 0; round < SLOT_ROUNDS; round++) {
+    // Which goes first alternates too, so neither always follows the other's leftovers.
+    const [a, b] = round % 2 === 0 ? [one, many] : [many, one];
+    const ta = await throughput(a, mixOut);
+    const tb = await throughput(b, mixOut);
+    const [o, m] = a === one ? [ta, tb] : [tb, ta];
+    ones.push(o);
+    manys.push(m);
+    ratios.push(m / o);
+  }
+  const w = [36, 13, 7];
+  out(`\n3. Office conversions per minute: ${MIX.length} small documents (one per format) x ${MIX_COPIES}, all queued at once; median of ${SLOT_ROUNDS} alternating rounds; ratio = median of each round's N slots ÷ 1 slot\n`);
+  out(row(["", "conv/min", "ratio"], w));
+  out(row(["1 slot [baseline]", middle(ones).toFixed(1), "x1.00"], w));
+  out(row([`${n} slots (os.availableParallelism())`, middle(manys).toFixed(1), `x${middle(ratios).toFixed(2)}`], w));
+  out(`  per-round ratios: ${ratios.map((r) => r.toFixed(2)).join(", ")}\n`);
 }
 
 // ---- entry ------------------------------------------------------------------------------------
 
 export async function benchConvert(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), "quire-bench-convert-"));
-  const workDir = join(scratch, "office");
-  const mixOut = join(scratch, "mix");
-  let office: OfficeConverter | undefined;
+  const n = availableParallelism();
+  let one: OfficeConverter | undefined;
+  let many: OfficeConverter | undefined;
   try {
-    await mkdir(mixOut);
     await benchPages(scratch);
 
-    office = new OfficeConverter({ slots: 1, workDir, timeoutMs: 120_000 });
-    await office.start();
-    await benchLatency(scratch, office);
+    one = new OfficeConverter({ slots: 1, workDir: join(scratch, "office-1"), timeoutMs: 120_000 });
+    await one.start();
+    await benchLatency(scratch, one);
 
-    const n = availableParallelism();
-    await office.convert(MIX[0] ?? ONE_PAGE, join(mixOut, "warm-up.pdf"));
-    const one = await throughput(office, mixOut);
-    await office.close();
-    office = new OfficeConverter({ slots: n, workDir, timeoutMs: 120_000 });
-    await office.start();
-    // A first conversion per slot, so that no slot is measured cold.
-    await Promise.all(Array.from({ length: n }, (_, i) => office?.convert(MIX[i % MIX.length] ?? ONE_PAGE, join(mixOut, `warm-up-${i}.pdf`))));
-    const many = await throughput(office, mixOut);
-
-    const w = [36, 13, 7];
-    out(`\n3. Office conversions per minute: ${MIX.length} small documents (one per format) x ${MIX_ROUNDS}, all queued at once; ratio = ÷ 1 slot's\n`);
-    out(row(["", "conv/min", "ratio"], w));
-    out(row(["1 slot [baseline]", one.toFixed(1), "x1.00"], w));
-    out(row([`${n} slots (os.availableParallelism())`, many.toFixed(1), `x${(many / one).toFixed(2)}`], w));
+    many = new OfficeConverter({ slots: n, workDir: join(scratch, `office-${n}`), timeoutMs: 120_000 });
+    await many.start();
+    await benchSlots(scratch, one, many, n);
   } finally {
-    await office?.close();
+    await one?.close();
+    await many?.close();
     await rm(scratch, { recursive: true, force: true });
   }
 }
