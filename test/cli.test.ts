@@ -64,7 +64,7 @@ describe("quire accounts", () => {
 });
 
 /** Starts `quire serve` on a free port; resolves with its stdout once it listens. */
-function serve(dataDir: string): Promise<{ out: string; url: string; stop(): Promise<void> }> {
+function serve(dataDir: string): Promise<{ out: string; url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_LOG_LEVEL: "silent" },
@@ -78,6 +78,7 @@ function serve(dataDir: string): Promise<{ out: string; url: string; stop(): Pro
         resolve({
           out,
           url: m[1]!,
+          pid: child.pid!,
           stop: () => new Promise((done) => {
             child.once("exit", () => done());
             child.kill("SIGTERM");
@@ -89,7 +90,51 @@ function serve(dataDir: string): Promise<{ out: string; url: string; stop(): Pro
   });
 }
 
+/** Live processes whose command line names `dir` (serve's worker and its LibreOffice run under it). */
+function processesUnder(dir: string): string[] {
+  return spawnSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" })
+    .stdout.split("\n")
+    .filter((l) => l.includes(dir) && !/^\s*\d+\s+Z/.test(l));
+}
+
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) assert.fail(`${what} (after ${ms} ms)`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const childrenOf = (pid: number) =>
+  spawnSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).stdout.split("\n").map(Number).filter(Boolean);
+
 describe("quire serve", () => {
+  test("SIGTERM the moment it listens stops it and its worker; nothing is left running", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "quire-serve-stop-"));
+    try {
+      const s = await serve(dir); // its worker is spawned right after this line is printed
+      await s.stop();
+      await until(() => processesUnder(dir).length === 0, 60_000, `left running: ${processesUnder(dir).join("; ")}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a worker whose serve process is SIGKILLed stops by itself, with its LibreOffice", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "quire-serve-kill-"));
+    try {
+      const s = await serve(dir);
+      await until(() => childrenOf(s.pid).length > 0, 60_000, "serve started no worker");
+      const [workerPid] = childrenOf(s.pid);
+      // Once LibreOffice runs under it, the worker has something to clean up.
+      await until(() => processesUnder(dir).some((l) => l.includes("soffice")), 60_000, "the worker started no LibreOffice");
+      process.kill(s.pid, "SIGKILL");
+      await until(() => processesUnder(dir).length === 0, 60_000, `worker ${workerPid} left running: ${processesUnder(dir).join("; ")}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("an empty store gets a demo account, printed once, whose key works", async () => {
     const dir = await mkdtemp(join(tmpdir(), "quire-serve-"));
     try {

@@ -7,6 +7,16 @@ import { createAccount } from "./accounts-command.ts";
 
 /** `quire serve` / `npm start`: the API and, unless --no-worker, a supervised worker process. */
 export async function serveCommand(config: Readonly<Config>, opts: { worker: boolean }): Promise<void> {
+  // Installed before anything starts: a signal arriving between two steps of the start (while the
+  // worker is being spawned, say) must still stop what was started, not kill us and orphan it.
+  let stop: (() => Promise<void>) | undefined;
+  let stopRequested = false;
+  const onSignal = () => {
+    stopRequested = true;
+    if (stop) void stop();
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   const services = await openServices(config);
   const { store, blobs } = services;
   if (config.createDemoAccount && (await store.accounts.count()) === 0) {
@@ -41,8 +51,8 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     await uploadApp.listen({ host: config.host, port: config.uploadPort });
     apps.push(uploadApp);
   }
-  if (opts.worker) worker = superviseWorker();
-  const stop = async () => {
+  if (opts.worker && !stopRequested) worker = superviseWorker();
+  stop = async () => {
     // New requests get 503 at once; those in flight (a long upload) get a grace period, then their
     // connections are cut; meanwhile the worker hands back or finishes its jobs.
     const cut = setTimeout(() => apps.forEach((a) => a.server.closeAllConnections()), API_STOP_GRACE_MS);
@@ -51,8 +61,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     await services.close();
     process.exit(0);
   };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
+  if (stopRequested) await stop();
 }
 
 /** How long requests in flight at SIGTERM may still run. */
@@ -73,7 +82,9 @@ function superviseWorker(): { stop(): Promise<void>; assertRunning(): void } {
   const start = () => {
     if (stopping) return;
     const startedAt = Date.now();
-    child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "worker"], { stdio: ["ignore", "inherit", "inherit"] });
+    // The IPC channel is how the worker learns that we are gone, however we went (even SIGKILL).
+    child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "worker"], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    child.channel?.unref();
     child.once("exit", (code, signal) => {
       if (stopping) return;
       // A worker that dies at once (LibreOffice missing, say) is retried ever more slowly, up to a minute.

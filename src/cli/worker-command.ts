@@ -33,6 +33,14 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   };
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
+  // Started by `quire serve`: stop as on SIGTERM when it goes, rather than run on as an orphan.
+  if (process.channel) {
+    process.channel.unref();
+    process.once("disconnect", () => {
+      log.warn("the serving process is gone; stopping");
+      void stop();
+    });
+  }
 
   const services = await openServices(config);
   cleanups.push(() => services.close());
