@@ -14,7 +14,7 @@ export interface Services {
 /** Opens the store (running migrations) and the blob store named by the configuration. */
 export async function openServices(config: Readonly<Config>): Promise<Services> {
   const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
-  const opened = openBlobStore(config);
+  const opened = await openBlobStore(config);
   return {
     store,
     blobs: opened.blobs,

@@ -156,13 +156,13 @@ test("keys that could escape the root are refused", () => {
   assertValidKey(blobKeys.page("Ab_-9", 3, "thumb", "jpg"));
 });
 
-test("QUIRE_BLOB_URL picks the backend; bad values are configuration errors", () => {
+test("QUIRE_BLOB_URL picks the backend; bad values are configuration errors", async () => {
   assert.deepEqual(parseS3Url("s3://my-bucket"), { bucket: "my-bucket", prefix: "" });
   assert.deepEqual(parseS3Url("s3://my-bucket/a/b/"), { bucket: "my-bucket", prefix: "a/b/" });
   assert.throws(() => parseS3Url("s3://my-bucket/../x"));
-  const local = openBlobStore(loadConfig({ QUIRE_DATA_DIR: "/tmp/quire-x" }));
+  const local = await openBlobStore(loadConfig({ QUIRE_DATA_DIR: "/tmp/quire-x" }));
   assert.equal(local.backend, "local");
-  const s3 = openBlobStore(loadConfig({ QUIRE_DATA_DIR: "/tmp/quire-x", QUIRE_BLOB_URL: "s3://bucket/p", AWS_ENDPOINT_URL: "http://127.0.0.1:9" }));
+  const s3 = await openBlobStore(loadConfig({ QUIRE_DATA_DIR: "/tmp/quire-x", QUIRE_BLOB_URL: "s3://bucket/p", AWS_ENDPOINT_URL: "http://127.0.0.1:9" }));
   assert.equal(s3.backend, "s3");
   s3.close();
   assert.throws(() => loadConfig({ QUIRE_BLOB_URL: "file:///x" }), /QUIRE_BLOB_URL/);

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import type { Config } from "../config.ts";
 import type { BlobStore } from "./blob-store.ts";
 import { LocalBlobStore } from "./local-blob-store.ts";
-import { createS3Client, parseS3Url, S3BlobStore } from "./s3-blob-store.ts";
 
 /** A blob store with a local spool for uploads (on the blob file system for LocalBlobStore). */
 export type SpoolingBlobStore = BlobStore & { tempPath(): Promise<string> };
@@ -21,7 +20,7 @@ export interface OpenedBlobStore {
 type BlobConfig = Pick<Config, "blobUrl" | "blobDir" | "tmpDir" | "s3Endpoint" | "s3Region">;
 
 /** The one place that picks the backend: QUIRE_BLOB_URL=s3://… means S3, otherwise a local folder. */
-export function openBlobStore(config: Readonly<BlobConfig>): OpenedBlobStore {
+export async function openBlobStore(config: Readonly<BlobConfig>): Promise<OpenedBlobStore> {
   if (config.blobUrl === undefined) {
     const blobs = new LocalBlobStore(config.blobDir);
     return {
@@ -34,6 +33,8 @@ export function openBlobStore(config: Readonly<BlobConfig>): OpenedBlobStore {
       close() {},
     };
   }
+  // The AWS SDK takes a good part of a second to load: only processes that use S3 pay for it.
+  const { createS3Client, parseS3Url, S3BlobStore } = await import("./s3-blob-store.ts");
   const { bucket, prefix } = parseS3Url(config.blobUrl);
   // Credentials come from the SDK's default chain (environment, profile, instance role).
   const client = createS3Client({ endpoint: config.s3Endpoint, region: config.s3Region });

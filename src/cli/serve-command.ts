@@ -9,11 +9,10 @@ import { createAccount } from "./accounts-command.ts";
 export async function serveCommand(config: Readonly<Config>, opts: { worker: boolean }): Promise<void> {
   // Installed before anything starts: a signal arriving between two steps of the start (while the
   // worker is being spawned, say) must still stop what was started, not kill us and orphan it.
-  let stop: (() => Promise<void>) | undefined;
-  let stopRequested = false;
+  const shutdown: { requested: boolean; run?: () => Promise<void> } = { requested: false };
   const onSignal = () => {
-    stopRequested = true;
-    if (stop) void stop();
+    shutdown.requested = true;
+    if (shutdown.run) void shutdown.run();
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
@@ -51,8 +50,8 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     await uploadApp.listen({ host: config.host, port: config.uploadPort });
     apps.push(uploadApp);
   }
-  if (opts.worker && !stopRequested) worker = superviseWorker();
-  stop = async () => {
+  if (opts.worker && !shutdown.requested) worker = superviseWorker();
+  shutdown.run = async () => {
     // New requests get 503 at once; those in flight (a long upload) get a grace period, then their
     // connections are cut; meanwhile the worker hands back or finishes its jobs.
     const cut = setTimeout(() => apps.forEach((a) => a.server.closeAllConnections()), API_STOP_GRACE_MS);
@@ -61,7 +60,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     await services.close();
     process.exit(0);
   };
-  if (stopRequested) await stop();
+  if (shutdown.requested) await shutdown.run();
 }
 
 /** How long requests in flight at SIGTERM may still run. */

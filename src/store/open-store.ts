@@ -3,8 +3,6 @@ import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
-import { openPostgres } from "./dialects/postgres.ts";
-import { openSqlite } from "./dialects/sqlite.ts";
 import { documentsRepo } from "./documents.ts";
 import { embedsRepo } from "./embeds.ts";
 import { foldersRepo } from "./folders.ts";
@@ -26,14 +24,15 @@ export interface Store {
 }
 
 /** `postgres://…` / `postgresql://…` selects PostgreSQL; anything else is a SQLite file path (or `sqlite:path`). */
-export function openDialect(databaseUrl: string): StoreDialect {
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return openPostgres(databaseUrl);
-  return openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
+export async function openDialect(databaseUrl: string): Promise<StoreDialect> {
+  // Only the driver in use is loaded: every process start (CLI included) pays for what it imports.
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return (await import("./dialects/postgres.ts")).openPostgres(databaseUrl);
+  return (await import("./dialects/sqlite.ts")).openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
 }
 
 /** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets at rest; without them secrets are stored as they are. */
 export async function openStore(databaseUrl: string, opts: { secretKeys?: readonly Buffer[] } = {}): Promise<Store> {
-  const dialect = openDialect(databaseUrl);
+  const dialect = await openDialect(databaseUrl);
   try {
     await migrateToLatest(dialect);
   } catch (err) {
