@@ -1,13 +1,19 @@
+import { isAscii } from "node:buffer";
 import { invalid, QuireError } from "../domain/errors.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Decodes bytes as UTF-8 or fails with 201 on `field` (interface §4.1, decisions §1). */
-export function decodeUtf8(bytes: Uint8Array, field: string): string {
+/**
+ * Decodes bytes as UTF-8 or fails with 201 on `field` (interface §4.1, decisions §1); `field` may
+ * be given as a function, called only on failure.
+ */
+export function decodeUtf8(bytes: Uint8Array, field: string | (() => string)): string {
+  // Nearly every parameter is ASCII, which is valid UTF-8 as it stands: no validating decoder needed.
+  if (isAscii(bytes)) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   try {
     return utf8.decode(bytes);
   } catch {
-    throw invalid(field);
+    throw invalid(typeof field === "function" ? field() : field);
   }
 }
 
@@ -69,7 +75,7 @@ export function addFormEncoded(params: RequestParams, raw: Buffer): void {
       const nameBytes = percentDecode(eq === -1 ? pair : pair.subarray(0, eq));
       const valueBytes = percentDecode(eq === -1 ? Buffer.alloc(0) : pair.subarray(eq + 1));
       try {
-        const name = decodeUtf8(nameBytes, Buffer.from(nameBytes).toString("utf8"));
+        const name = decodeUtf8(nameBytes, () => Buffer.from(nameBytes).toString("utf8"));
         params.add(name, decodeUtf8(valueBytes, name));
       } catch (err) {
         if (!(err instanceof QuireError)) throw err;
