@@ -64,12 +64,13 @@ function scaleArgs(page: PageSize, quarterTurned: boolean, width: number): strin
   return quarterTurned ? ["-r", String((72 * width) / page.width)] : ["-scale-to-x", String(width), "-scale-to-y", "-1"];
 }
 
-function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number, first: number, last: number): Batch[] {
+/** Batches of at most `size` pages (BATCH_PAGES unless a short document is to be shared out evenly). */
+function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number, first: number, last: number, size = BATCH_PAGES): Batch[] {
   const batches: Batch[] = [];
   for (let n = first; n <= last; n++) {
     const scale = scaleArgs(pages[n - 1] as PageSize, quarterTurned[n - 1] ?? false, width);
     const open = batches.at(-1);
-    if (open && open.last - open.first + 1 < BATCH_PAGES && open.scale.join(" ") === scale.join(" ")) open.last = n;
+    if (open && open.last - open.first + 1 < size && open.scale.join(" ") === scale.join(" ")) open.last = n;
     else batches.push({ first: n, last: n, scale });
   }
   return batches;
@@ -148,7 +149,9 @@ export async function renderPages(
   const { pages, quarterTurned } = await inspectPdf(pdfPath, limits, signal);
   assertPixelLimit(pages, Math.max(widths.read, widths.thumb), limits);
   await mkdir(outDir, { recursive: true });
-  const batches = planBatches(pages, quarterTurned, widths.read, 1, pages.length);
+  const processes = Math.max(1, opts.processes ?? RENDER_CONCURRENCY);
+  // A document shorter than a batch per process is split evenly, so that every process has pages.
+  const batches = planBatches(pages, quarterTurned, widths.read, 1, pages.length, Math.min(BATCH_PAGES, Math.ceil(pages.length / processes)));
 
   const stop = new AbortController();
   const forward = () => stop.abort(signal?.reason);
@@ -197,7 +200,7 @@ export async function renderPages(
         }
         await finishing;
       };
-      await Promise.all(Array.from({ length: Math.min(opts.processes ?? RENDER_CONCURRENCY, batches.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(processes, batches.length) }, worker));
     });
   } finally {
     signal?.removeEventListener("abort", forward);
