@@ -29,6 +29,15 @@ test("signature and file are left out; names sort by bytes; values are decoded U
   assert.equal(expected, independentSignature("s", { Z: "", a: "Größe", b: "2" }));
 });
 
+test("names beyond U+FFFF sort by their UTF-8 bytes, not by UTF-16 code units", () => {
+  // UTF-16 puts U+1F600 (a surrogate pair, D83D…) before U+FF5E; their UTF-8 bytes (F0… > EF…) do not.
+  const params = { "\u{1F600}": "1", "\uFF5E": "2", a: "3", "\u00E9": "4" };
+  const expected = independentSignature("s", params);
+  assert.equal(computeSignature("s", Object.entries(params)), expected);
+  assert.equal(computeSignature("s", Object.entries(params).reverse()), expected);
+  assert.notEqual(expected, independentSignature("s", { "\u{1F600}": "1", a: "3" }));
+});
+
 test("comparison is case-insensitive and length-safe", () => {
   assert.equal(signatureMatches(VECTOR.signature, VECTOR.signature.toUpperCase()), true);
   assert.equal(signatureMatches(VECTOR.signature, VECTOR.signature.slice(1)), false);
