@@ -100,6 +100,15 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
       const known = error instanceof ConversionError;
       const message = known ? error.message : "An internal error stopped the conversion.";
       await deps.store.documents.markFailed(job.documentId, known ? error.code : 9, message, Date.now());
+      // What a failed run made (the PDF of an office document, pages, covers) serves nobody now;
+      // the original stays, as the record does.
+      const doc = await deps.store.documents.getForConversion(job.documentId);
+      if (doc?.state === "F") {
+        const original = blobKeys.original(doc.blobId);
+        for (const key of await deps.blobs.list(blobKeys.prefix(doc.blobId))) {
+          if (key !== original) await deps.blobs.delete(key);
+        }
+      }
     },
   };
 }
