@@ -140,7 +140,7 @@ async function handleApiRequest(
   }
 }
 
-function send(reply: FastifyReply, rendered: { contentType: string; body: string }): FastifyReply {
+function send(reply: FastifyReply, rendered: { contentType: string; body: string | Buffer }): FastifyReply {
   return reply.code(200).header("cache-control", "no-store").type(rendered.contentType).send(rendered.body);
 }
 
