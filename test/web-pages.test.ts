@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { blobKeys } from "../src/blobs/blob-keys.ts";
 import { createAccount } from "../src/cli/accounts-command.ts";
 import type { DocumentRecord } from "../src/domain/document.ts";
 import { seedDoc } from "./helpers/api-documents.ts";
@@ -262,6 +263,17 @@ describe("public pages", { timeout: 120_000 }, () => {
     } finally {
       await update({ explicit: "false" });
     }
+  });
+
+  test("a page image missing from the blob store is a plain 404, not an error nor a cached image", async () => {
+    const rec = (await fx.server.services.store.documents.getForConversion(doc.documentId))!;
+    const n = READER_FIXTURE_PAGES;
+    await fx.server.services.blobs.delete(blobKeys.page(rec.blobId, n, "thumb", "jpg"));
+    const res = await get(`/${doc.username}/docs/${doc.name}/pages/thumb/${n}.jpg?v=x`);
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get("cache-control"), "no-cache");
+    assert.equal(res.headers.get("etag"), null);
+    assert.equal((await get(`/${doc.username}/docs/${doc.name}/pages/thumb/1.jpg`)).status, 200, "the others still serve");
   });
 
   test("the profile lists public active documents newest first, 24 a page", async () => {

@@ -59,6 +59,12 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
   const assets = loadWebAssets();
   const repo = publicPagesRepo(deps.store.db);
   const readText = pageTextReader(deps.blobs);
+  /** The blob, or undefined when it is not there (a document deleted meanwhile, a store repaired by hand). */
+  const blobOrMissing = (key: string) =>
+    deps.blobs.get(key).catch((err: unknown) => {
+      if ((err as { code?: string } | undefined)?.code === "ENOENT") return undefined;
+      throw err;
+    });
   const origin = (req: FastifyRequest) => deps.config.publicUrl ?? `${req.protocol}://${req.host}`;
 
   const notFound = (reply: FastifyReply) => {
@@ -164,7 +170,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         .header("x-content-type-options", "nosniff")
         .header("content-security-policy", "default-src 'none'; sandbox");
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
-      return reply.type(ORIGINAL_TYPES[doc.orgDocType] ?? "application/octet-stream").send(await deps.blobs.get(blobKeys.original(doc.blobId)));
+      const original = await blobOrMissing(blobKeys.original(doc.blobId));
+      if (!original) return notFound(reply.removeHeader("content-disposition"));
+      return reply.type(ORIGINAL_TYPES[doc.orgDocType] ?? "application/octet-stream").send(original);
     });
 
     /** Page images, covers and text of an active document, immutable when asked for with the document's version. */
@@ -178,7 +186,10 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         .header("cross-origin-resource-policy", "same-origin");
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
       if ((req.headers["if-none-match"] ?? "").split(",").some((t) => t.trim() === etag)) return reply.code(304).send();
-      return reply.type(type).send(await deps.blobs.get(key));
+      const body = await blobOrMissing(key);
+      // A 404 must not be kept by caches as if it were the immutable image.
+      if (!body) return notFound(reply.removeHeader("etag").removeHeader("cache-control"));
+      return reply.type(type).send(body);
     };
 
     web.get<{ Params: DocParams & { size: string; file: string }; Querystring: Query }>(
