@@ -42,10 +42,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logger: opts.logger ?? false,
     routerOptions: { ignoreTrailingSlash: true },
     // A 100 MiB upload on a slow link may take many minutes, so no limit on the whole request; a
-    // connection idle for QUIRE_CONNECTION_TIMEOUT_SECONDS (a minute) is closed instead (slowloris), and
-    // headers keep Node's 60 s limit.
+    // connection idle for QUIRE_CONNECTION_TIMEOUT_SECONDS (a minute) is closed instead (slowloris).
     requestTimeout: 0,
     connectionTimeout: opts.deps.config.connectionTimeoutMs,
+    // A client trickling header bytes is never idle; Node bounds the headers as a whole, checking
+    // connections at an interval that must be well under that bound to enforce it.
+    http: {
+      headersTimeout: opts.deps.config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(opts.deps.config.headersTimeoutMs / 4))),
+    },
     return503OnClosing: true,
     genReqId: requestIdOf,
   });

@@ -44,6 +44,8 @@ export interface Config {
   secretKeys: readonly Buffer[];
   /** A connection idle this long is closed (slow clients, slowloris). */
   connectionTimeoutMs: number;
+  /** A request must have sent all its headers within this long, however slowly it trickles them. */
+  headersTimeoutMs: number;
   /** Blobs no document references are removed by the worker's clean-up pass once older than this. */
   orphanGraceMs: number;
 }
@@ -148,6 +150,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
     secretKeys,
     connectionTimeoutMs: (int("QUIRE_CONNECTION_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
+    headersTimeoutMs: (int("QUIRE_HEADERS_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
     ...overrides,
   };

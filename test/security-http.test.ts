@@ -23,7 +23,7 @@ describe("API answers and JSONP", () => {
   let server: TestServer;
   let c: Caller;
   before(async () => {
-    server = await startTestServer({ QUIRE_RATE_PER_SECOND: "0", QUIRE_CONNECTION_TIMEOUT_SECONDS: "1" });
+    server = await startTestServer({ QUIRE_RATE_PER_SECOND: "0", QUIRE_CONNECTION_TIMEOUT_SECONDS: "1", QUIRE_HEADERS_TIMEOUT_SECONDS: "2" });
     c = callerOf(server);
     for (const title of HOSTILE_TITLES) {
       const r = await getNormal(c, sign({ action: "svc.document.url_upload", apiKey: c.apiKey, slurpUrl: "https://example.com/a.pdf", title, format: "json" }, c.apiSecret));
@@ -85,6 +85,41 @@ describe("API answers and JSONP", () => {
       socket.on("error", () => {});
     });
     assert.equal(closedBy, "server");
+  });
+});
+
+describe("slow headers", () => {
+  test("a client trickling its headers a byte at a time, never idle, is cut off once the headers timeout passes", async () => {
+    const server = await startTestServer({ QUIRE_CONNECTION_TIMEOUT_SECONDS: "60", QUIRE_HEADERS_TIMEOUT_SECONDS: "2" });
+    try {
+      const { port } = new URL(server.url);
+      let sent = 0;
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => socket.write("GET /1_0?format=json HTTP/1.1\r\nHost: x\r\nX-Slow: "));
+        // Well inside the 60 s idle limit each time, so only the headers timeout can end this.
+        const drip = setInterval(() => {
+          sent++;
+          socket.write("a");
+        }, 200);
+        const guard = setTimeout(() => {
+          clearInterval(drip);
+          socket.destroy();
+          reject(new Error("the server kept a trickling request open (guard of 20 s)"));
+        }, 20_000);
+        let received = "";
+        socket.on("data", (d: Buffer) => (received += d.toString("latin1")));
+        socket.on("close", () => {
+          clearInterval(drip);
+          clearTimeout(guard);
+          resolve(received);
+        });
+        socket.on("error", () => {});
+      });
+      assert.ok(sent > 5, "the client kept sending");
+      assert.match(answer, /^HTTP\/1\.1 408/, "Node answers 408 Request Timeout before closing");
+    } finally {
+      await server.close();
+    }
   });
 });
 
