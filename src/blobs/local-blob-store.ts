@@ -6,6 +6,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { assertValidKey } from "./blob-keys.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { removeStaleEntries } from "./stale-entries.ts";
 
 /** Temp files live under the root so the final rename never crosses a file system. */
 const TMP_DIR = ".tmp";
@@ -110,27 +111,9 @@ export class LocalBlobStore implements BlobStore {
 
   /** Spool files a crash left behind (a finished upload's spool is renamed away or removed at once). */
   async removeStaleTemp(before: number): Promise<number> {
-    const dir = join(this.root, TMP_DIR);
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-      throw err;
-    }
-    let removed = 0;
-    for (const name of names) {
-      const path = join(dir, name);
-      try {
-        if ((await stat(path)).mtimeMs >= before) continue;
-        await rm(path, { force: true });
-        removed++;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    }
-    return removed;
+    return removeStaleEntries(join(this.root, TMP_DIR), before);
   }
+
 
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Readable, Transform } from "node:stream";
 import {
@@ -16,6 +16,7 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { assertValidKey } from "./blob-keys.ts";
 import type { BlobStore } from "./blob-store.ts";
+import { removeStaleEntries } from "./stale-entries.ts";
 
 /** S3's own minimum for every part but the last; objects up to one part go up in a single PUT. */
 export const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
@@ -191,26 +192,9 @@ export class S3BlobStore implements BlobStore {
 
   /** Upload spool files a crashed API process left in this machine's spool folder. */
   async removeStaleTemp(before: number): Promise<number> {
-    let names: string[];
-    try {
-      names = await readdir(this.spoolDir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-      throw err;
-    }
-    let removed = 0;
-    for (const name of names) {
-      const path = join(this.spoolDir, name);
-      try {
-        if ((await stat(path)).mtimeMs >= before) continue;
-        await rm(path, { force: true });
-        removed++;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    }
-    return removed;
+    return removeStaleEntries(this.spoolDir, before);
   }
+
 
   /** For /readyz: the bucket answers and these credentials may use it. */
   async check(): Promise<void> {

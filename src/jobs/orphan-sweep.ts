@@ -1,7 +1,6 @@
-import { readdir, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { BlobStore } from "../blobs/blob-store.ts";
+import { removeStaleEntries } from "../blobs/stale-entries.ts";
 import type { BlobReferencesRepo } from "../store/blob-references.ts";
 
 export interface OrphanSweepOptions {
@@ -64,24 +63,6 @@ export async function sweepOrphanBlobs(opts: OrphanSweepOptions): Promise<Orphan
 }
 
 /** A running conversion's folder is written to all along; one untouched past the grace period is a dead worker's. */
-async function removeStaleScratch(dir: string, cutoff: number): Promise<number> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw err;
-  }
-  let removed = 0;
-  for (const name of names.filter((n) => n.startsWith("convert-"))) {
-    const path = join(dir, name);
-    try {
-      if ((await stat(path)).mtimeMs >= cutoff) continue;
-    } catch {
-      continue; // removed by its own worker meanwhile
-    }
-    await rm(path, { recursive: true, force: true });
-    removed++;
-  }
-  return removed;
+function removeStaleScratch(dir: string, cutoff: number): Promise<number> {
+  return removeStaleEntries(dir, cutoff, (name) => name.startsWith("convert-"));
 }

@@ -8,6 +8,14 @@ import type { Database } from "./schema.ts";
  * only; every listing here keeps to public, active documents.
  */
 export function publicPagesRepo(db: Kysely<Database>) {
+  const documentOf = (username: string) =>
+    db
+      .selectFrom("documents")
+      .innerJoin("accounts", "accounts.id", "documents.accountId")
+      .selectAll("documents")
+      .select("accounts.username")
+      .where("accounts.username", "=", username);
+
   return {
     async accountByUsername(username: string): Promise<{ id: number; username: string } | undefined> {
       return db.selectFrom("accounts").select(["id", "username"]).where("username", "=", username).executeTakeFirst();
@@ -15,27 +23,13 @@ export function publicPagesRepo(db: Kysely<Database>) {
 
     /** A document by its address, whatever its state or access: the caller applies the rules. */
     async documentByAddress(username: string, name: string): Promise<DocumentRecord | undefined> {
-      const row = await db
-        .selectFrom("documents")
-        .innerJoin("accounts", "accounts.id", "documents.accountId")
-        .selectAll("documents")
-        .select("accounts.username")
-        .where("accounts.username", "=", username)
-        .where("documents.name", "=", name)
-        .executeTakeFirst();
+      const row = await documentOf(username).where("documents.name", "=", name).executeTakeFirst();
       return row ? fromRow(row) : undefined;
     },
 
     /** A document by its owner and `documentId`: its first address, which stays valid after a name is given. */
     async documentById(username: string, documentId: string): Promise<DocumentRecord | undefined> {
-      const row = await db
-        .selectFrom("documents")
-        .innerJoin("accounts", "accounts.id", "documents.accountId")
-        .selectAll("documents")
-        .select("accounts.username")
-        .where("accounts.username", "=", username)
-        .where("documents.documentId", "=", documentId)
-        .executeTakeFirst();
+      const row = await documentOf(username).where("documents.documentId", "=", documentId).executeTakeFirst();
       return row ? fromRow(row) : undefined;
     },
 
