@@ -94,7 +94,7 @@ async function pipelineStep(dir: string, pageCount: number, processes: number): 
 
 const PAGE_ROUNDS = 3;
 
-async function benchPages(scratch: string): Promise<void> {
+export async function benchPages(scratch: string): Promise<void> {
   const { pageCount } = await inspectPdf(BOOK, LIMITS);
   const half = Math.ceil(pageCount / 2);
   const runs: PageRun[] = [
