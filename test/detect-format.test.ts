@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { crc32, deflateRawSync } from "node:zlib";
 import { isOrgDocType } from "../src/domain/formats.ts";
 import { detectFormat } from "../src/convert/detect-format.ts";
+import { zipOf } from "./helpers/zip-writer.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../shared/fixtures/", import.meta.url));
 const BAD = join(FIXTURES, "bad");
@@ -39,45 +40,15 @@ interface ZipItem {
 }
 
 function buildZip(items: ZipItem[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const item of items) {
-    const name = Buffer.from(item.name, "utf8");
-    const body = item.deflate ? deflateRawSync(item.data) : item.data;
-    const method = item.deflate ? 8 : 0;
-    const size = item.declaredSize ?? item.data.length;
-    const crc = crc32(item.data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(method, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(method, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, body);
-    centrals.push(central, name);
-    offset += local.length + name.length + body.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0);
-  eocd.writeUInt16LE(items.length, 8);
-  eocd.writeUInt16LE(items.length, 10);
-  eocd.writeUInt32LE(cd.length, 12);
-  eocd.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, eocd]);
+  return zipOf(
+    items.map((item) => ({
+      name: item.name,
+      method: item.deflate ? 8 : 0,
+      body: item.deflate ? deflateRawSync(item.data) : item.data,
+      crc: crc32(item.data),
+      size: item.declaredSize ?? item.data.length,
+    })),
+  );
 }
 
 const ODT_MIME = "application/vnd.oasis.opendocument.text";

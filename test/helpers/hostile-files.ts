@@ -1,50 +1,17 @@
 import { crc32, createDeflateRaw } from "node:zlib";
+import { zipOf } from "./zip-writer.ts";
 
 /** Generated hostile inputs for test/hostile-files.test.ts; each is built in memory, in a second or less. */
 
-function zipEntryHeaders(name: string, method: 0 | 8, crc: number, compressed: number, size: number, offset: number) {
-  const n = Buffer.from(name);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(method, 8);
-  local.writeUInt32LE(crc, 14);
-  local.writeUInt32LE(compressed, 18);
-  local.writeUInt32LE(size, 22);
-  local.writeUInt16LE(n.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(20, 6);
-  central.writeUInt16LE(method, 10);
-  central.writeUInt32LE(crc, 16);
-  central.writeUInt32LE(compressed, 20);
-  central.writeUInt32LE(size, 24);
-  central.writeUInt16LE(n.length, 28);
-  central.writeUInt32LE(offset, 42);
-  return { local: Buffer.concat([local, n]), central: Buffer.concat([central, n]) };
-}
-
 /** A zip with these entries (name, data or already-deflated data with its crc and size). */
 function zip(entries: Array<{ name: string; stored: Buffer } | { name: string; deflated: Buffer; crc: number; size: number }>): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const [method, data, crc, size] = "stored" in e ? [0 as const, e.stored, crc32(e.stored), e.stored.length] : [8 as const, e.deflated, e.crc, e.size];
-    const h = zipEntryHeaders(e.name, method, crc, data.length, size, offset);
-    locals.push(h.local, data);
-    centrals.push(h.central);
-    offset += h.local.length + data.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
+  return zipOf(
+    entries.map((e) =>
+      "stored" in e
+        ? { name: e.name, method: 0, body: e.stored, crc: crc32(e.stored), size: e.stored.length }
+        : { name: e.name, method: 8, body: e.deflated, crc: e.crc, size: e.size },
+    ),
+  );
 }
 
 const ODT_MIMETYPE = "application/vnd.oasis.opendocument.text";
