@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import {
   expectCreated, expectFailure, formEncode, FORM, getNormal, postNormal, SLURP, type Caller,
 } from "./helpers/api-conventions-client.ts";
-import { independentSignature } from "./helpers/independent-sign.ts";
+import { independentSignature, SIGNING_VECTOR } from "./helpers/independent-sign.ts";
 import { startTestServer, type TestServer } from "./helpers/test-server.ts";
 
 /**
@@ -13,18 +13,7 @@ import { startTestServer, type TestServer } from "./helpers/test-server.ts";
  * That `issuu.` is refused when not configured is in api-conventions-checks.test.ts.
  */
 
-const VECTOR = {
-  secret: "13e3an36eaxjy8nenuepab05yc7j7w5g",
-  apiKey: "qyy6ls1qv15uh9xwwlvk853u2uvpfka7",
-  params: {
-    action: "issuu.documents.list",
-    apiKey: "qyy6ls1qv15uh9xwwlvk853u2uvpfka7",
-    access: "public",
-    responseParams: "title,description",
-    format: "json",
-  },
-  signature: "7431d31140cf412ab5caa73586d6324a",
-};
+const VECTOR = SIGNING_VECTOR;
 
 let server: TestServer;
 let v: Caller;

@@ -1,20 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { computeSignature, signatureMatches } from "../src/domain/signature.ts";
-import { independentSignature } from "./helpers/independent-sign.ts";
+import { independentSignature, SIGNING_VECTOR } from "./helpers/independent-sign.ts";
 
-// The published test vector of decisions §3.
-const VECTOR = {
-  secret: "13e3an36eaxjy8nenuepab05yc7j7w5g",
-  params: {
-    action: "issuu.documents.list",
-    apiKey: "qyy6ls1qv15uh9xwwlvk853u2uvpfka7",
-    access: "public",
-    responseParams: "title,description",
-    format: "json",
-  },
-  signature: "7431d31140cf412ab5caa73586d6324a",
-};
+const VECTOR = SIGNING_VECTOR;
 
 test("the decisions §3 test vector verifies with the server's function", () => {
   assert.equal(computeSignature(VECTOR.secret, Object.entries(VECTOR.params)), VECTOR.signature);

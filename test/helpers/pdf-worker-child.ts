@@ -5,8 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
 import { startWorker } from "../../src/jobs/worker.ts";
-import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
-import { openStore } from "../../src/store/open-store.ts";
+import { openServices } from "../../src/services.ts";
 
 /**
  * The conversion worker of `quire worker` (same handler, same job loop, same store and blobs),
@@ -16,9 +15,7 @@ import { openStore } from "../../src/store/open-store.ts";
  */
 const config = loadConfig();
 const log = pino({ level: "silent" });
-// The store and the local blob folder directly: openServices would also load the S3 client, which
-// these local-only children do not need and which costs each of the twenty start-ups most of a second.
-const services = { store: await openStore(config.databaseUrl), blobs: new LocalBlobStore(config.blobDir) };
+const services = await openServices(config);
 await mkdir(config.tmpDir, { recursive: true });
 const office = new OfficeConverter({ slots: 1, timeoutMs: config.officeTimeoutMs, workDir: join(config.tmpDir, "office") });
 const handler = convertDocumentHandler({
