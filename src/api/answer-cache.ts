@@ -1,3 +1,4 @@
+import { SizeBoundedLru } from "../size-bounded-lru.ts";
 import type { Caller } from "./authenticate.ts";
 import type { Rendered } from "./envelope.ts";
 
@@ -19,10 +20,12 @@ const NOT_PART_OF_THE_QUESTION = new Set(["apiKey", "signature"]);
  * and age out the same way.
  */
 export class AnswerCache {
-  private readonly entries = new Map<string, CachedAnswer>();
-  private bytes = 0;
+  private readonly entries: SizeBoundedLru<string, CachedAnswer>;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    // One huge answer must not flush everything else.
+    this.entries = new SizeBoundedLru({ maxTotal: maxBytes, maxEntry: maxBytes / 8 }, (key, answer) => key.length + answer.body.length);
+  }
 
   keyFor(caller: Caller, params: RequestParams): string {
     let question = "";
@@ -33,34 +36,10 @@ export class AnswerCache {
   }
 
   get(key: string): CachedAnswer | undefined {
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-    }
-    return hit;
+    return this.entries.get(key);
   }
 
   set(key: string, rendered: Rendered): void {
-    const answer: CachedAnswer = { contentType: rendered.contentType, body: Buffer.from(rendered.body, "utf8") };
-    const size = key.length + answer.body.length;
-    if (size > this.maxBytes / 8) return; // one huge answer must not flush everything else
-    const previous = this.entries.get(key);
-    if (previous) this.forget(key, previous);
-    this.entries.set(key, answer);
-    this.bytes += size;
-    for (const [oldKey, old] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.forget(oldKey, old);
-    }
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  private forget(key: string, answer: CachedAnswer): void {
-    this.entries.delete(key);
-    this.bytes -= key.length + answer.body.length;
+    this.entries.set(key, { contentType: rendered.contentType, body: Buffer.from(rendered.body, "utf8") });
   }
 }

@@ -103,12 +103,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
       // What a failed run made (the PDF of an office document, pages, covers) serves nobody now;
       // the original stays, as the record does.
       const doc = await deps.store.documents.getForConversion(job.documentId);
-      if (doc?.state === "F") {
-        const original = blobKeys.original(doc.blobId);
-        for (const key of await deps.blobs.list(blobKeys.prefix(doc.blobId))) {
-          if (key !== original) await deps.blobs.delete(key);
-        }
-      }
+      if (doc?.state === "F") await removeBlobs(deps, doc.blobId, blobKeys.original(doc.blobId));
     },
   };
 }
@@ -169,6 +164,13 @@ async function publish(
 /** When the record is gone, removes every blob under its prefix; answers whether it was gone. */
 async function removeIfDeleted(deps: ConvertDeps, doc: DocumentRecord): Promise<boolean> {
   if (await deps.store.documents.getForConversion(doc.documentId)) return false;
-  for (const key of await deps.blobs.list(blobKeys.prefix(doc.blobId))) await deps.blobs.delete(key);
+  await removeBlobs(deps, doc.blobId);
   return true;
+}
+
+/** Removes every blob of a document but `keep`. */
+async function removeBlobs(deps: ConvertDeps, blobId: string, keep?: string): Promise<void> {
+  for (const key of await deps.blobs.list(blobKeys.prefix(blobId))) {
+    if (key !== keep) await deps.blobs.delete(key);
+  }
 }

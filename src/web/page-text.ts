@@ -1,6 +1,7 @@
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { PageText } from "../convert/pdf-text.ts";
+import { SizeBoundedLru } from "../size-bounded-lru.ts";
 
 /**
  * Text kept parsed in memory, in bytes of JSON: a reader's page, its text.json and its searches come
@@ -10,15 +11,13 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 
 /** The pipeline's text.json of a document, read through an LRU (the text never changes once written). */
 export function pageTextReader(blobs: BlobStore) {
-  const cache = new Map<string, { raw: Buffer; pages: PageText[] }>();
-  let cached = 0;
+  const cache = new SizeBoundedLru<string, { raw: Buffer; pages: PageText[] }>(
+    { maxTotal: CACHE_BYTES, maxEntry: CACHE_BYTES / 4 }, // one huge document must not push out all others
+    (_blobId, entry) => entry.raw.length,
+  );
   return async (blobId: string): Promise<{ raw: Buffer; pages: PageText[] }> => {
     const hit = cache.get(blobId);
-    if (hit) {
-      cache.delete(blobId);
-      cache.set(blobId, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const chunks: Buffer[] = [];
     try {
       for await (const chunk of await blobs.get(blobKeys.text(blobId))) chunks.push(chunk as Buffer);
@@ -27,14 +26,7 @@ export function pageTextReader(blobs: BlobStore) {
     }
     const raw = Buffer.concat(chunks);
     const entry = { raw, pages: JSON.parse(raw.toString("utf8")) as PageText[] };
-    if (raw.length > CACHE_BYTES / 4) return entry; // one huge document must not push out all others
     cache.set(blobId, entry);
-    cached += raw.length;
-    for (const [key, old] of cache) {
-      if (cached <= CACHE_BYTES) break;
-      cache.delete(key);
-      cached -= old.raw.length;
-    }
     return entry;
   };
 }
