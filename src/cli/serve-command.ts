@@ -36,7 +36,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
   const metrics = createMetrics({ role: "api" });
   registerQueueGauges(metrics, store.jobs);
   const checks = {
-    store: async () => void (await store.jobs.queueStats(Date.now())),
+    store: () => store.ping(),
     blobs: services.checkBlobs,
     ...(opts.worker ? { converter: async () => (worker ? worker.assertRunning() : Promise.reject(new Error("the worker is not started yet"))) } : {}),
   };

@@ -116,7 +116,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     await worker.stop();
   });
   if (config.metricsPort !== undefined) {
-    const checks = { store: async () => void (await services.store.jobs.queueStats(Date.now())), blobs: services.checkBlobs, converter: officeCheck(office) };
+    const checks = { store: () => services.store.ping(), blobs: services.checkBlobs, converter: officeCheck(office) };
     const ops = await startOpsServer({ host: config.host, port: config.metricsPort, checks, metrics });
     cleanups.push(() => ops.close());
     log.info({ port: ops.port }, "metrics and health checks listening");

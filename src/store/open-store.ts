@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
@@ -20,6 +20,8 @@ export interface Store {
   readonly bookmarks: ReturnType<typeof bookmarksRepo>;
   readonly embeds: ReturnType<typeof embedsRepo>;
   readonly jobs: ReturnType<typeof jobsRepo>;
+  /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     bookmarks: bookmarksRepo(db),
     embeds: embedsRepo(db),
     jobs: jobsRepo(db, dialect),
+    ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };
 }
