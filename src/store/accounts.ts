@@ -17,8 +17,15 @@ export interface AccountSummary {
   activeKeys: string[];
 }
 
-/** `secrets` seals apiSecrets as they are written (when QUIRE_SECRET_KEY is set) and opens them as they are read. */
-export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new SecretBox([])) {
+/** Keys read recently; a busy server sees far fewer distinct keys than this. */
+const REMEMBERED_KEYS = 10_000;
+
+/**
+ * `secrets` seals apiSecrets as they are written (when QUIRE_SECRET_KEY is set) and opens them as
+ * they are read. `changeEpoch` (the dialect's) lets a key's owner be answered from memory while
+ * nothing at all has been written to the database since it was read.
+ */
+export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new SecretBox([]), changeEpoch?: () => number | undefined) {
   // Opening costs a cipher set-up per request; the stored value maps to one secret, so it is kept.
   const opened = new Map<string, string>();
   const openSecret = (stored: string, apiKey: string): string => {
@@ -41,6 +48,8 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     .where("apiKeys.revokedAt", "is", null)
     .compile();
   if (keyOwnerQuery.parameters.length !== 1) throw new Error("the key owner query must take the key as its only parameter");
+  // Every request reads its key's row; while the database has not changed, the answer has not either.
+  const remembered = new Map<string, { epoch: number; owner: KeyOwner | undefined }>();
 
   return {
     async count(): Promise<number> {
@@ -78,9 +87,20 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
 
     /** The only query that reads a secret: the signature check needs it. */
     async getKeyOwnerForSigning(apiKey: string): Promise<KeyOwner | undefined> {
+      // Read before the query: a write landing while it waits makes this entry stale at once.
+      const epoch = changeEpoch?.();
+      if (epoch !== undefined) {
+        const known = remembered.get(apiKey);
+        if (known?.epoch === epoch) return known.owner && { ...known.owner };
+      }
       const { rows } = await db.executeQuery<KeyOwner>({ ...keyOwnerQuery, parameters: [apiKey] });
-      const owner = rows[0];
-      return owner && { ...owner, apiSecret: openSecret(owner.apiSecret, apiKey) };
+      const row = rows[0];
+      const owner = row && { ...row, apiSecret: openSecret(row.apiSecret, apiKey) };
+      if (epoch !== undefined) {
+        if (remembered.size >= REMEMBERED_KEYS) remembered.clear();
+        remembered.set(apiKey, { epoch, owner: owner && { ...owner } });
+      }
+      return owner;
     },
 
     async revokeKey(apiKey: string, now: number): Promise<boolean> {

@@ -45,7 +45,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
   return {
     dialect: dialect.name,
     db,
-    accounts: accountsRepo(db, new SecretBox(opts.secretKeys ?? [])),
+    accounts: accountsRepo(db, new SecretBox(opts.secretKeys ?? []), dialect.changeEpoch?.bind(dialect)),
     documents: documentsRepo(db, dialect),
     folders: foldersRepo(db),
     bookmarks: bookmarksRepo(db),

@@ -23,6 +23,13 @@ export interface StoreDialect {
    * `documents` is inserted, updated or deleted, in the same transaction as the change.
    */
   documentsVersionTriggers(): string[];
+  /**
+   * A number that is the same on two calls only if no write was committed (or begun) in between,
+   * by this process or any other; undefined when that cannot be told now without a query. Lets the
+   * request path keep what it read per key without serving a revoked key or a stale version.
+   * SQLite tells it cheaply; PostgreSQL has no such counter, so it leaves this out.
+   */
+  changeEpoch?(): number | undefined;
   /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
   close(): Promise<void>;
 }

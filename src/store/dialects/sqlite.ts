@@ -13,8 +13,11 @@ const CACHED_STATEMENTS = 500;
  * the small queries of the request path that costs more than running them. The connection is
  * used by one query at a time (Kysely holds it for the whole of a streamed query too), so a
  * statement is never run twice at once.
+ *
+ * Kysely runs each statement right after preparing it, in the same synchronous call, so
+ * `onWrite` is told of every statement that may write just before it runs.
  */
-function withStatementCache(conn: SQLite.Database): SQLite.Database {
+function withStatementCache(conn: SQLite.Database, onWrite: () => void): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = conn.prepare.bind(conn);
   conn.prepare = ((source: string) => {
@@ -24,13 +27,39 @@ function withStatementCache(conn: SQLite.Database): SQLite.Database {
       if (cache.size >= CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
       cache.set(source, statement);
     }
+    if (!statement.readonly) onWrite();
     return statement;
   }) as typeof conn.prepare;
   return conn;
 }
 
+/**
+ * `PRAGMA data_version` changes when another connection (the worker, the CLI, another process)
+ * commits; this connection's own writes are counted as they are prepared. Inside a transaction
+ * the answer is "unknown": the transaction's snapshot may hide other connections' commits, and
+ * a reader must then wait for the connection like any query.
+ */
+function changeEpochOf(conn: SQLite.Database, prepare: SQLite.Database["prepare"]) {
+  const dataVersion = prepare("PRAGMA data_version").pluck();
+  let seenVersion = dataVersion.get() as number;
+  let epoch = 0;
+  return {
+    noteWrite: () => void epoch++,
+    current: (): number | undefined => {
+      if (conn.inTransaction) return undefined;
+      const version = dataVersion.get() as number;
+      if (version !== seenVersion) {
+        seenVersion = version;
+        epoch++;
+      }
+      return epoch;
+    },
+  };
+}
+
 export function openSqlite(file: string): StoreDialect {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  let epoch: ReturnType<typeof changeEpochOf> | undefined;
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
       database: async () => {
@@ -40,7 +69,9 @@ export function openSqlite(file: string): StoreDialect {
         conn.pragma("synchronous = NORMAL");
         conn.pragma("foreign_keys = ON");
         conn.pragma("busy_timeout = 5000");
-        return withStatementCache(conn);
+        epoch = changeEpochOf(conn, conn.prepare.bind(conn));
+        const counting = epoch;
+        return withStatementCache(conn, () => counting.noteWrite());
       },
     }),
     plugins: [new CamelCasePlugin()],
@@ -63,6 +94,8 @@ export function openSqlite(file: string): StoreDialect {
           `create trigger documents_version_${event} after ${event} on documents for each row begin ` +
           `update accounts set documents_version = documents_version + 1 where id = ${row}.account_id; end`,
       ),
+    // Undefined until Kysely has opened the connection (on the first query).
+    changeEpoch: () => epoch?.current(),
     close: () => db.destroy(),
   };
 }
