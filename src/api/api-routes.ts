@@ -7,7 +7,7 @@ import { authenticate, type AuthOptions, type Caller, type EndpointKind } from "
 import { renderError, renderOk } from "./envelope.ts";
 import { readDocumentOptions } from "../domain/document-options.ts";
 import { outputFormatOf } from "./output-format.ts";
-import { addFormEncoded, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
+import { addFormEncoded, addQueryString, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
 import { readUpload } from "./upload-reader.ts";
 import { rm } from "node:fs/promises";
 import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
@@ -69,8 +69,7 @@ function hasBody(req: FastifyRequest): boolean {
 
 function addQuery(params: RequestParams, rawUrl: string): void {
   const q = rawUrl.indexOf("?");
-  // Node hands the request line over as latin1, which gives back its bytes one to one.
-  if (q !== -1) addFormEncoded(params, Buffer.from(rawUrl.slice(q + 1), "latin1"));
+  if (q !== -1) addQueryString(params, rawUrl.slice(q + 1));
 }
 
 /**

@@ -87,6 +87,30 @@ export function addFormEncoded(params: RequestParams, raw: Buffer): void {
   if (failure) throw failure;
 }
 
+/** What only the byte-level reader decodes: escapes, `+`, and any byte beyond ASCII. */
+const NEEDS_DECODING = /[%+\u0080-\uffff]/;
+
+/**
+ * A query string as Node hands it over (latin1: one character per byte of the request line).
+ * Nearly every one is plain ASCII without an escape, which reads the same as text; only the rest
+ * are turned into bytes for addFormEncoded.
+ */
+export function addQueryString(params: RequestParams, query: string): void {
+  if (NEEDS_DECODING.test(query)) return addFormEncoded(params, Buffer.from(query, "latin1"));
+  let failure: QuireError | undefined;
+  for (const pair of query.split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    try {
+      params.add(eq === -1 ? pair : pair.slice(0, eq), eq === -1 ? "" : pair.slice(eq + 1));
+    } catch (err) {
+      if (!(err instanceof QuireError)) throw err;
+      failure ??= err;
+    }
+  }
+  if (failure) throw failure;
+}
+
 function hexValue(c: number | undefined): number {
   if (c === undefined) return -1;
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
