@@ -3,6 +3,7 @@ import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
 import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
+import { AccessLog } from "./ops/access-log.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
@@ -40,6 +41,7 @@ function rateLimiterFor(config: Readonly<Config>): RateLimiter {
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
+    logController: new AccessLog(),
     routerOptions: { ignoreTrailingSlash: true },
     // A 100 MiB upload on a slow link may take many minutes, so no limit on the whole request; a
     // connection idle for QUIRE_CONNECTION_TIMEOUT_SECONDS (a minute) is closed instead (slowloris).

@@ -76,7 +76,14 @@ test("metrics count requests by action and code, upload bytes and the queue; req
   assert.equal(sample(metrics, "quire_jobs", { state: "queued" }), 1);
   assert.equal(sample(metrics, "quire_queue_depth"), 1);
   assert.ok((sample(metrics, "quire_queue_oldest_age_seconds") ?? -1) >= 0);
-  assert.ok(api.logLines().some((l) => l.reqId === "trace-42"), "the request id is in the request's log lines");
+  const traceLines = api.logLines().filter((l) => l.reqId === "trace-42");
+  assert.equal(traceLines.length, 1, "one access line per request, carrying the request id");
+  assert.deepEqual(
+    { msg: traceLines[0]!.msg, method: traceLines[0]!.method, path: traceLines[0]!.path, status: traceLines[0]!.status, action: traceLines[0]!.action, code: traceLines[0]!.code },
+    { msg: "answered", method: "GET", path: "/1_0", status: 200, action: "none", code: "009" },
+  );
+  assert.equal(typeof traceLines[0]!.ms, "number");
+  assert.ok(!api.logLines().some((l) => JSON.stringify(l).includes("signature=")), "query strings (key, signature) are never logged");
 });
 
 test("the request id of an upload is recorded on its job, for the worker's log lines", async () => {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { buildApp } from "../app.ts";
 import type { Config } from "../config.ts";
+import { httpLoggerOptions } from "../ops/access-log.ts";
 import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
 import { openServices } from "../services.ts";
 import { createAccount } from "./accounts-command.ts";
@@ -26,11 +27,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
     );
   }
   const deps = { config, store, blobs };
-  // Query strings carry apiKey and signature: only the path is ever logged.
-  const logger = {
-    level: config.logLevel,
-    serializers: { req: (r: { method: string; url: string; id: string }) => ({ method: r.method, url: r.url.split("?")[0], reqId: r.id }) },
-  };
+  const logger = httpLoggerOptions(config.logLevel);
   // Started once the ports are ours: a server that cannot listen must not leave a worker behind.
   let worker: ReturnType<typeof superviseWorker> | undefined;
   const metrics = createMetrics({ role: "api" });
