@@ -89,6 +89,16 @@ for (const dialect of DIALECTS) {
       assert.equal(await read, undefined);
     });
 
+    test("a read asked while the connection is busy iterating a query waits for it", { skip: dialect.name === "postgres" && "streams need pg-cursor" }, async () => {
+      const key = await accountWithKey();
+      let read: Promise<{ apiSecret: string } | undefined> | undefined;
+      for await (const row of store.db.selectFrom("accounts").select("id").stream()) {
+        assert.ok(row.id);
+        read ??= store.accounts.getKeyOwnerForSigning(key);
+      }
+      assert.equal((await read)?.apiSecret, SECRET);
+    });
+
     test("the documents version moved by another connection is seen on the next read", async () => {
       const key = await accountWithKey();
       const before = (await store.accounts.getKeyOwnerForSigning(key))!;
