@@ -12,12 +12,15 @@ RUN npm ci --omit=dev && npm cache clean --force
 FROM node:20-bookworm-slim
 WORKDIR /app
 
-# LibreOffice (headless), python3-uno, poppler-utils and the fonts faithful conversion needs, from
-# the same script a developer runs. (It also installs Chromium, used only by the browser tests.)
-COPY scripts/install-system-deps.sh scripts/install-system-deps.sh
+# LibreOffice (headless), python3-uno, poppler-utils and the fonts faithful conversion needs: the
+# packages scripts/install-system-deps.sh installs on a developer's machine, but Chromium, which
+# only the browser tests use (with its libraries, about 600 MB of the image).
+# scripts/check-dockerfile.mjs checks that the two lists agree. util-linux has unshare and prlimit.
 RUN apt-get update \
- && bash scripts/install-system-deps.sh \
- && apt-get install -y -qq --no-install-recommends util-linux ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libreoffice-writer-nogui libreoffice-impress-nogui python3-uno poppler-utils \
+      fonts-dejavu fonts-liberation2 fonts-crosextra-carlito fonts-crosextra-caladea fonts-noto-core fonts-noto-cjk \
+      util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 COPY --from=deps /app/node_modules ./node_modules

@@ -370,12 +370,6 @@ async function baseTarball(variant) {
     await run("debootstrap", [...extra, "bookworm", dir, MIRROR], { timeoutMs: 30 * 60_000 });
   }
   if ((await mountsUnder(dir)).length > 0) fail(`${dir} still has mounts after debootstrap`);
-  await rm(join(dir, "etc/apt/sources.list"), { force: true });
-  await mkdir(join(dir, "etc/apt/sources.list.d"), { recursive: true });
-  await writeFile(join(dir, "etc/apt/sources.list.d/debian.sources"), DEBIAN_SOURCES);
-  // As in Debian's images: packages installed during a build never start services.
-  await writeFile(join(dir, "usr/sbin/policy-rc.d"), "#!/bin/sh\nexit 101\n", { mode: 0o755 });
-  if (variant === "slim") await writeFile(join(dir, "etc/dpkg/dpkg.cfg.d/docker"), SLIM_DPKG_EXCLUDES);
   await rm(join(dir, "var/cache/apt/archives"), { recursive: true, force: true });
   await mkdir(join(dir, "var/cache/apt/archives/partial"), { recursive: true });
   await rm(join(dir, "var/lib/apt/lists"), { recursive: true, force: true });
@@ -384,6 +378,27 @@ async function baseTarball(variant) {
   await rename(`${tarball}.part`, tarball);
   await rm(dir, { recursive: true, force: true });
   return { tarball, cached: false };
+}
+
+// Debian's images clean apt's caches after every install and fetch no translations.
+const DOCKER_CLEAN = `DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+`;
+
+/** What Debian's own image set-up (debuerreotype) adds to a debootstrapped tree. */
+async function debianImageSetup(root, variant) {
+  await rm(join(root, "etc/apt/sources.list"), { force: true });
+  await mkdir(join(root, "etc/apt/sources.list.d"), { recursive: true });
+  await writeFile(join(root, "etc/apt/sources.list.d/debian.sources"), DEBIAN_SOURCES);
+  // Packages installed during a build never start services.
+  await writeFile(join(root, "usr/sbin/policy-rc.d"), "#!/bin/sh\nexit 101\n", { mode: 0o755 });
+  await writeFile(join(root, "etc/apt/apt.conf.d/docker-clean"), DOCKER_CLEAN);
+  await writeFile(join(root, "etc/apt/apt.conf.d/docker-no-languages"), 'Acquire::Languages "none";\n');
+  await writeFile(join(root, "etc/apt/apt.conf.d/docker-autoremove-suggests"), 'Apt::AutoRemove::SuggestsImportant "false";\n');
+  if (variant === "slim") await writeFile(join(root, "etc/dpkg/dpkg.cfg.d/docker"), SLIM_DPKG_EXCLUDES);
+  else await rm(join(root, "etc/dpkg/dpkg.cfg.d/docker"), { force: true });
 }
 
 /** The substitution named in the header: the host's Node.js laid out as the official image has it. */
@@ -511,6 +526,7 @@ async function build(runDir) {
               const variant = baseFor(m[1]);
               const { tarball, cached } = await baseTarball(variant);
               await run("tar", ["-C", root, "--numeric-owner", "-xf", tarball]);
+              await debianImageSetup(root, variant);
               const nodeEnv = await installNode(root);
               stage.env = { PATH: DOCKER_DEFAULT_PATH, ...nodeEnv };
               stage.config = { cmd: ["node"], entrypoint: [] };
@@ -762,15 +778,20 @@ async function waitConverted(base, account, ids, container, timeoutMs = 240_000)
 }
 
 /** `docker stop`: SIGTERM to the container's pid 1, and it must be gone with everything it started. */
-async function stopContainer(image, container, graceMs) {
-  process.kill(await container.pid1(), "SIGTERM");
+async function stopContainer(container, graceMs) {
+  const pid1 = await container.pid1();
+  const namespace = await readlink(`/proc/${pid1}/ns/pid`);
+  process.kill(pid1, "SIGTERM");
   const t0 = Date.now();
-  const code = await Promise.race([container.exited, sleep(graceMs).then(() => "timeout")]);
-  const left = await killProcessesIn(image.root);
+  const code = await Promise.race([container.exited, sleep(graceMs, "timeout", { ref: false })]);
   if (code === "timeout") fail(`still running ${seconds(graceMs)} after SIGTERM`);
   if (code !== 0) fail(`exited with ${code} after SIGTERM:\n${container.out.slice(-3000)}`);
-  if (left.length > 0) fail(`exited 0, but left ${left.length} processes of the image running (pids ${left.join(", ")})`);
-  return `exit 0 after ${seconds(Date.now() - t0)}, no process of the image left`;
+  const left = [];
+  for (const name of await readdir("/proc")) {
+    if (/^\d+$/.test(name) && (await readlink(`/proc/${name}/ns/pid`).catch(() => "")) === namespace) left.push(name);
+  }
+  if (left.length > 0) fail(`exited 0, but ${left.length} processes of the container run on (pids ${left.join(", ")})`);
+  return `exit 0 after ${seconds(Date.now() - t0)}, no process of the container left`;
 }
 
 async function runImage(image, runDir) {
@@ -848,32 +869,50 @@ async function runImage(image, runDir) {
   } catch {
     // recorded by step()
   } finally {
-    await step("SIGTERM the serve container", () => stopContainer(image, container, 40_000)).catch(() => {});
+    await step("SIGTERM the serve container", () => stopContainer(container, 40_000)).catch(() => {});
   }
   if (steps.some((s) => !s.ok)) return;
 
+  // As compose.yaml runs it: a `worker` container and a `serve --no-worker` one. The worker restarts
+  // LibreOffice after every conversion, so the kill-and-restart path runs with the worker as pid 1.
   const metricsPort = await freePort();
-  const workerEnv = { ...env, QUIRE_METRICS_PORT: String(metricsPort) };
+  const workerEnv = { ...env, QUIRE_METRICS_PORT: String(metricsPort), QUIRE_OFFICE_SLOTS: "1", QUIRE_OFFICE_RESTART_EVERY: "1" };
+  const apiPort = await freePort();
+  const apiEnv = { ...env, QUIRE_PORT: String(apiPort) };
+  const apiBase = `http://127.0.0.1:${apiPort}`;
   const worker = startContainer(image, workerEnv, ["worker"]);
+  let api;
   try {
     await step("run the image with `worker` as command: /healthz on QUIRE_METRICS_PORT", async () => {
       await waitReady(`http://127.0.0.1:${metricsPort}/healthz`, worker, 60_000);
-      return `${JSON.stringify(worker.argv)}, metrics port ${metricsPort}`;
+      return `${JSON.stringify(worker.argv)}, metrics port ${metricsPort}, QUIRE_OFFICE_SLOTS=1, QUIRE_OFFICE_RESTART_EVERY=1`;
     });
-    await step("worker: /readyz ok (store, blobs, LibreOffice) and still up 10 s later", async () => {
-      const body = await waitReady(`http://127.0.0.1:${metricsPort}/readyz`, worker, 60_000);
-      await sleep(10_000);
+    await step("worker: /readyz ok (store, blobs, LibreOffice)", async () => JSON.stringify(await waitReady(`http://127.0.0.1:${metricsPort}/readyz`, worker, 60_000)));
+    api = startContainer(image, apiEnv, ["serve", "--no-worker"]);
+    await step("run the image with `serve --no-worker` beside it: HEALTHCHECK passes", () => waitHealthy(image, apiEnv, api, image.healthcheck));
+    await step(`worker converts two uploads of ${OFFICE_FIXTURE}, restarting LibreOffice after each`, async () => {
+      const account = { apiKey: "", apiSecret: "" };
+      const out = await exec(image, apiEnv, ["node", "bin/quire.js", "accounts", "create", "bob"]);
+      account.apiKey = /apiKey:\s+(\S+)/.exec(out)?.[1] ?? fail(`no credentials in: ${out}`);
+      account.apiSecret = /apiSecret:\s+(\S+)/.exec(out)?.[1] ?? fail(`no credentials in: ${out}`);
+      const docs = [await upload(apiBase, account, OFFICE_FIXTURE, "Restart one"), await upload(apiBase, account, OFFICE_FIXTURE, "Restart two")];
+      const done = await waitConverted(apiBase, account, docs.map((d) => d.documentId), worker);
+      return done.map((d) => `${d.name}: ${d.state}`).join("; ");
+    });
+    await step("no unreaped (zombie) process after the restarts, worker still up 5 s later", async () => {
+      await sleep(5_000);
       if (!worker.running()) fail(`the worker exited (${await worker.exited}):\n${worker.out.slice(-3000)}`);
       const again = await getJson(`http://127.0.0.1:${metricsPort}/healthz`);
-      if (again.status !== 200) fail(`/healthz ${again.status} after 10 s`);
+      if (again.status !== 200) fail(`/healthz ${again.status}`);
       const zombies = await zombiesIn(image.root);
       if (zombies.length > 0) fail(`zombies: ${zombies.join(", ")}`);
-      return JSON.stringify(body);
+      return `${(await processesIn(image.root)).length} processes in the two containers, none a zombie`;
     });
   } catch {
     // recorded by step()
   } finally {
-    await step("SIGTERM the worker container", () => stopContainer(image, worker, 45_000)).catch(() => {});
+    if (api) await step("SIGTERM the serve --no-worker container", () => stopContainer(api, 40_000)).catch(() => {});
+    await step("SIGTERM the worker container", () => stopContainer(worker, 45_000)).catch(() => {});
   }
 }
 
@@ -892,7 +931,28 @@ async function main() {
     log(`building ${join(REPO, "Dockerfile")} in ${runDir}`);
     image = await build(runDir);
   }
+  await inspectImage(image);
   await runImage(image, runDir);
+}
+
+/**
+ * What is in the image, before it runs: its size, and the system packages. The Dockerfile lists
+ * the packages scripts/install-system-deps.sh installs on a developer's machine, less the browser
+ * only the tests use; the two lists must not drift apart.
+ */
+async function inspectImage(image) {
+  await step("image size (file system, uncompressed)", async () => (await run("du", ["-sxh", image.root])).split("\t")[0]);
+  await step("image: the packages of scripts/install-system-deps.sh are installed, Chromium is not", async () => {
+    const script = await readFile(join(REPO, "scripts/install-system-deps.sh"), "utf8");
+    const listed = /^packages=\(([^)]*)\)/m.exec(script)?.[1]?.split(/\s+/).filter(Boolean) ?? fail("no packages=(…) in install-system-deps.sh");
+    const wanted = listed.filter((p) => p !== "chromium");
+    const status = await run("chroot", [image.root, "dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n"], { quiet: true, env: containerEnv(image.env) });
+    const installed = new Set(status.split("\n").filter((l) => l.endsWith(" installed")).map((l) => l.split(" ")[0]));
+    const missing = wanted.filter((p) => !installed.has(p));
+    if (missing.length > 0) fail(`missing from the image: ${missing.join(", ")}`);
+    if (installed.has("chromium")) fail("Chromium is in the image");
+    return `${wanted.length} packages present: ${wanted.join(" ")}`;
+  });
 }
 
 let runDir;
