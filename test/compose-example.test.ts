@@ -113,6 +113,8 @@ const byName = (name: string) => {
 
 test("compose.yaml: the built services run commands the CLI knows", () => {
   assert.deepEqual(built.map(([n]) => n).sort(), ["api", "worker"]);
+  // The run below starts each command as this ENTRYPOINT does.
+  assert.deepEqual(JSON.parse(/^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1] ?? "null"), ["node", "bin/quire.js"]);
   const known = new Set([...cliSource.matchAll(/case "([a-z-]+)":/g)].map((m) => m[1]!));
   for (const [name, service] of built) {
     const [command, ...flags] = list(service.command ?? /^CMD\s+(.+)$/m.exec(dockerfile)![1]!.trim().replace(/^\[|\]$/g, "").replace(/"/g, "").split(/,\s*/));
