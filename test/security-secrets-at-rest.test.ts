@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, describe, test } from "node:test";
-import { addKey, createAccount } from "../src/cli/accounts-command.ts";
+import { accountsCommand, addKey, createAccount } from "../src/cli/accounts-command.ts";
 import { loadConfig } from "../src/config.ts";
 import { newApiToken } from "../src/domain/accounts.ts";
 import { parseSecretKeys, SecretBox } from "../src/domain/secret-box.ts";
@@ -68,6 +68,27 @@ describe("apiSecret at rest", () => {
       const onlyB = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_B) });
       await assert.rejects(onlyB.accounts.getKeyOwnerForSigning(sealedA.apiKey), /sealed with key [0-9a-f]{8}/);
       await onlyB.close();
+
+      // `quire accounts reseal` with B first: every row (plain, sealed with A, with B) ends sealed with B.
+      const resealing = await openStore(opened.url, { secretKeys: parseSecretKeys(`${KEY_B},${KEY_A}`) });
+      assert.deepEqual(await resealing.accounts.resealSecrets(), { resealed: 2, current: 1, unreadable: 0 });
+      assert.equal(await accountsCommand(resealing, ["reseal"]), 0, "a second pass finds nothing to do");
+      await resealing.close();
+      // …so A can be dropped: B alone opens them all.
+      const afterReseal = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_B) });
+      for (const c of [legacy, sealedA, sealedB]) {
+        assert.equal((await afterReseal.accounts.getKeyOwnerForSigning(c.apiKey))?.apiSecret, c.apiSecret);
+        assert.match(await storedSecret(afterReseal, c.apiKey), /^qsb1:/);
+      }
+      await afterReseal.close();
+      // With only A, nothing can be opened: nothing is changed, and the command says so with exit 1.
+      const wrongKey = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_A) });
+      const before = await storedSecret(wrongKey, sealedA.apiKey);
+      assert.deepEqual(await wrongKey.accounts.resealSecrets(), { resealed: 0, current: 0, unreadable: 3 });
+      assert.equal(await accountsCommand(wrongKey, ["reseal"]), 1);
+      assert.equal(await storedSecret(wrongKey, sealedA.apiKey), before);
+      await wrongKey.close();
+      await assert.rejects(opened.store.accounts.resealSecrets(), /QUIRE_SECRET_KEY is not set/);
 
       // A sealed value copied onto another key's row does not open (the apiKey is authenticated data).
       const box = new SecretBox(parseSecretKeys(KEY_A));

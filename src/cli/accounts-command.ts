@@ -55,7 +55,14 @@ export async function accountsCommand(store: Store, args: string[]): Promise<num
       }
       process.stdout.write(`revoked ${arg}\n`);
       return 0;
+    case "reseal": {
+      const { resealed, current, unreadable } = await store.accounts.resealSecrets();
+      process.stdout.write(`resealed ${resealed} apiSecret(s) with the first QUIRE_SECRET_KEY; ${current} already were\n`);
+      if (unreadable === 0) return 0;
+      process.stderr.write(`${unreadable} apiSecret(s) are sealed with a key QUIRE_SECRET_KEY does not hold; they were left as they are\n`);
+      return 1;
+    }
   }
-  process.stderr.write("usage: quire accounts create <username> | add-key <username> | list | revoke-key <apiKey>\n");
+  process.stderr.write("usage: quire accounts create <username> | add-key <username> | list | revoke-key <apiKey> | reseal\n");
   return 2;
 }

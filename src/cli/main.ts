@@ -11,6 +11,7 @@ const USAGE = `usage: quire <command>
   accounts add-key <user>   add another key to an account
   accounts list             list accounts and their active keys
   accounts revoke-key <key> revoke a key
+  accounts reseal           seal every apiSecret with the first QUIRE_SECRET_KEY (after a rotation)
   upload <file|url> [...]   upload a document (see quire upload --help)`;
 
 async function main(argv: string[]): Promise<number> {

@@ -7,8 +7,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:
  * Values without the prefix are plain rows written before a key was set, and are read as they are.
  *
  * Rotation: QUIRE_SECRET_KEY takes several keys, comma-separated; the first seals new secrets and
- * every one of them opens. Put the new key first and keep the old ones until no row uses them
- * (rows are not re-sealed by themselves: a key's rows go when its API key is revoked and replaced).
+ * every one of them opens. Put the new key first, re-seal the existing rows with it
+ * (`quire accounts reseal`), then drop the old keys.
  */
 const PREFIX = "qsb1";
 const IV_BYTES = 12;
@@ -47,6 +47,16 @@ export class SecretBox {
 
   static isSealed(stored: string): boolean {
     return stored.startsWith(`${PREFIX}:`);
+  }
+
+  /** Whether `stored` is already what `seal` would make of it now: sealed with the first key. */
+  isCurrent(stored: string): boolean {
+    return this.sealing !== undefined && stored.startsWith(`${PREFIX}:${this.sealing.id}:`);
+  }
+
+  /** The key id new secrets are sealed with, for messages (never the key). */
+  get sealingKeyId(): string | undefined {
+    return this.sealing?.id;
   }
 
   /** The value to store: sealed when a key is set, else the secret as it is. */

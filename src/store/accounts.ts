@@ -103,6 +103,38 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return owner;
     },
 
+    /**
+     * Seals every stored apiSecret (revoked keys' too) with the first secret key, so older keys
+     * can be dropped from QUIRE_SECRET_KEY. A row that cannot be opened is left as it is and
+     * counted; a row changed meanwhile by someone else is left to them.
+     */
+    async resealSecrets(): Promise<{ resealed: number; current: number; unreadable: number }> {
+      if (!secrets.enabled) throw new Error("QUIRE_SECRET_KEY is not set: there is no key to seal with");
+      const rows = await db.selectFrom("apiKeys").select(["apiKey", "apiSecret"]).execute();
+      const counts = { resealed: 0, current: 0, unreadable: 0 };
+      for (const row of rows) {
+        if (secrets.isCurrent(row.apiSecret)) {
+          counts.current++;
+          continue;
+        }
+        let secret: string;
+        try {
+          secret = secrets.open(row.apiSecret, row.apiKey);
+        } catch {
+          counts.unreadable++;
+          continue;
+        }
+        const result = await db
+          .updateTable("apiKeys")
+          .set({ apiSecret: secrets.seal(secret, row.apiKey) })
+          .where("apiKey", "=", row.apiKey)
+          .where("apiSecret", "=", row.apiSecret)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) > 0) counts.resealed++;
+      }
+      return counts;
+    },
+
     async revokeKey(apiKey: string, now: number): Promise<boolean> {
       const result = await db
         .updateTable("apiKeys")
