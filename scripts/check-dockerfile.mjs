@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Builds the repository's Dockerfile and runs the image, on a machine without a Docker engine:
 // every instruction is interpreted here, RUN steps run in a chroot, and the image is then started
-// the way `docker run` would start it and used as a client would use it (health check, /readyz,
-// an account made with the CLI, a PDF and an office upload converted, a page image fetched, a
-// `worker` container, clean stops on SIGTERM).
+// the way `docker run` would start it (pid 1 of a pid namespace of its own) and used as a client
+// would use it (health check, /readyz, an account made with the CLI as compose.yaml's comment
+// says, a PDF and an office upload converted, a page image fetched, a `worker` container beside a
+// `serve --no-worker` one, clean stops on SIGTERM).
 //
 // The one substitution: the official node:20-bookworm(-slim) images are Debian bookworm
 // (debootstrapped from deb.debian.org; minbase for -slim; for the full image the buildpack-deps
@@ -13,7 +14,9 @@
 // (/usr/local/etc/npmrc) for this machine's network: `nodedir=/usr/local`, because nodejs.org and
 // GitHub (headers, prebuilt binaries) are out of reach, so native modules compile against the
 // copied headers; and `cafile`, the host's CA bundle, because the npm registry is reached through
-// a TLS-intercepting proxy. Everything else comes from the Dockerfile as written.
+// a TLS-intercepting proxy. (So npm is the host's, 11.x, where the official image has 10.x, and
+// there is no yarn.) Everything else comes from the Dockerfile as written; the containers share
+// the host's network, as `--network host` would.
 //
 // Needs root, debootstrap and chroot. Bases are cached as tarballs in /var/cache/quire-dockerfile-check;
 // builds go to /var/tmp/quire-dockerfile-check/run-* and are removed afterwards (unless --keep).
@@ -157,6 +160,21 @@ async function processesIn(root) {
 
 async function killProcessesIn(root) {
   const pids = await processesIn(root);
+  return killAll(pids);
+}
+
+/** Every process chrooted anywhere under `dir`: what an interrupted check may leave behind. */
+async function killProcessesUnder(dir) {
+  const pids = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const where = await readlink(`/proc/${name}/root`).catch(() => "");
+    if (where.startsWith(`${dir}/`)) pids.push(Number(name));
+  }
+  return killAll(pids);
+}
+
+async function killAll(pids) {
   for (const pid of pids) {
     try {
       process.kill(pid, "SIGKILL");
@@ -518,7 +536,7 @@ async function build(runDir) {
             const root = join(runDir, `stage-${stages.length}`);
             await mkdir(root, { recursive: true });
             const parent = stages.find((s) => s.name === m[1]);
-            stage = { name: m[2], root, workdir: "/", env: {}, config: {} };
+            stage = { name: m[2], root, workdir: "/", env: {}, config: {}, cmdSet: false };
             if (parent) {
               await run("cp", ["-a", `${parent.root}/.`, root]);
               Object.assign(stage, { workdir: parent.workdir, env: { ...parent.env }, config: structuredClone(parent.config) });
@@ -588,10 +606,11 @@ async function build(runDir) {
           }
           case "ENTRYPOINT":
             stage.config.entrypoint = commandForm(ins.rest);
-            stage.config.cmd = []; // Docker resets an inherited CMD when ENTRYPOINT is set
+            if (!stage.cmdSet) stage.config.cmd = []; // Docker drops a CMD inherited from the base when ENTRYPOINT is set
             return JSON.stringify(stage.config.entrypoint);
           case "CMD":
             stage.config.cmd = commandForm(ins.rest);
+            stage.cmdSet = true;
             return JSON.stringify(stage.config.cmd);
           default:
             fail(`line ${ins.line}: this check does not know the ${ins.keyword} instruction; teach it before relying on it`);
@@ -732,6 +751,14 @@ async function waitReady(url, container, timeoutMs = 120_000) {
   fail(`${url} not ready within ${seconds(timeoutMs)}: ${last?.status} ${JSON.stringify(last?.body)}`);
 }
 
+/** `docker compose exec api node bin/quire.js accounts create alice`, as compose.yaml's comment has it. */
+async function composeAccountCommand() {
+  const compose = await readFile(join(REPO, "compose.yaml"), "utf8");
+  const m = /docker compose exec \S+ (node \S+ accounts create \S+)/.exec(compose);
+  if (!m) fail("compose.yaml's comment no longer says how to create an account");
+  return m[1].split(" ");
+}
+
 /** decisions §3, written out again: md5(secret + name + value …), names in byte order, no `signature`/`file`. */
 function sign(secret, params) {
   const names = Object.keys(params)
@@ -831,11 +858,12 @@ async function runImage(image, runDir) {
       return JSON.stringify(body);
     });
     const account = await step("create an account with the CLI (as compose.yaml's comment says)", async () => {
-      const out = await exec(image, env, ["node", "bin/quire.js", "accounts", "create", "alice"]);
+      const argv = await composeAccountCommand();
+      const out = await exec(image, env, argv);
       const apiKey = /apiKey:\s+(\S+)/.exec(out)?.[1];
       const apiSecret = /apiSecret:\s+(\S+)/.exec(out)?.[1];
       if (!apiKey || !apiSecret) fail(`no credentials in: ${out}`);
-      return { value: { apiKey, apiSecret }, detail: "node bin/quire.js accounts create alice" };
+      return { value: { apiKey, apiSecret }, detail: argv.join(" ") };
     });
     const docs = await step(`upload ${PDF_FIXTURE} and ${OFFICE_FIXTURE} (signed)`, async () => {
       const value = [await upload(base, account, PDF_FIXTURE, "A PDF in the image"), await upload(base, account, OFFICE_FIXTURE, "An office document in the image")];
@@ -958,6 +986,7 @@ async function inspectImage(image) {
 let runDir;
 const onSignal = async () => {
   log("interrupted: cleaning up");
+  await killProcessesUnder(WORK);
   await unmountAll();
   process.exit(130);
 };
@@ -966,6 +995,7 @@ process.once("SIGTERM", onSignal);
 // Mounts must never outlive the check, whatever goes wrong.
 process.once("uncaughtException", async (err) => {
   process.stderr.write(`${err?.stack ?? err}\n`);
+  await killProcessesUnder(WORK);
   await unmountAll();
   process.exit(1);
 });
@@ -975,10 +1005,7 @@ try {
 } catch (err) {
   if (!steps.some((s) => !s.ok)) steps.push({ name: "check", ok: false, ms: 0, detail: err instanceof CheckError ? err.message : (err?.stack ?? String(err)) });
 } finally {
-  for (const dir of [runDir].filter(Boolean)) {
-    const image = existsSync(join(dir, "image.json")) ? JSON.parse(await readFile(join(dir, "image.json"), "utf8")) : undefined;
-    if (image) await killProcessesIn(image.root);
-  }
+  await killProcessesUnder(WORK);
   await unmountAll();
 }
 
