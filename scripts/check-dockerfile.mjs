@@ -200,7 +200,7 @@ function containerEnv(env) {
 // ---------- the Dockerfile ----------
 
 /** Instructions with their arguments: continuations joined, comments and blank lines dropped. */
-export function parseDockerfile(text) {
+function parseDockerfile(text) {
   const instructions = [];
   let buffer = "";
   let line0 = 0;
@@ -314,7 +314,7 @@ function globToRegExp(pattern) {
   return new RegExp(`^${re}$`);
 }
 
-export function readIgnore(text) {
+function readIgnore(text) {
   return text
     .split(/\r?\n/)
     .map((l) => l.trim())
@@ -327,7 +327,7 @@ export function readIgnore(text) {
 }
 
 /** A path is left out when the last rule matching it, or one of its parent folders, excludes it. */
-export function isIgnored(rules, rel) {
+function isIgnored(rules, rel) {
   const parts = rel.split("/");
   let ignored = false;
   for (const rule of rules) {
