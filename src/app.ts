@@ -42,7 +42,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
     logController: new AccessLog(),
-    routerOptions: { ignoreTrailingSlash: true },
+    // Left unparsed: the API reads the raw bytes itself (strict UTF-8, repeated names are errors),
+    // and parsing every signed request twice is a cost on the busiest path. The public pages
+    // parse theirs (registerWebRoutes); `req.query` is empty everywhere else.
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: () => ({}) },
     // A 100 MiB upload on a slow link may take many minutes, so no limit on the whole request; a
     // connection idle for QUIRE_CONNECTION_TIMEOUT_SECONDS (a minute) is closed instead (slowloris).
     requestTimeout: 0,

@@ -5,12 +5,18 @@
  */
 const outcomes = new WeakMap<object, { action?: string; code?: string }>();
 
+function outcomeRecord(req: { raw: object }): { action?: string; code?: string } {
+  let o = outcomes.get(req.raw);
+  if (!o) outcomes.set(req.raw, (o = {}));
+  return o;
+}
+
 export function noteAction(req: { raw: object }, action: string): void {
-  outcomes.set(req.raw, { ...outcomes.get(req.raw), action });
+  outcomeRecord(req).action = action;
 }
 
 export function noteErrorCode(req: { raw: object }, code: string): void {
-  outcomes.set(req.raw, { ...outcomes.get(req.raw), code });
+  outcomeRecord(req).code = code;
 }
 
 /** Action "none" when the request never named a served action; code "ok" unless an error was noted. */

@@ -45,6 +45,16 @@ const ORIGINAL_TYPES: Record<string, string> = {
 type DocParams = { username: string; name: string };
 type Query = Record<string, string | undefined>;
 
+/** The first value of each name, as URLSearchParams decodes them. */
+function queryOf(url: string): Query {
+  const q = url.indexOf("?");
+  // No prototype: `?__proto__=…` is a name like any other.
+  const query: Query = Object.create(null) as Query;
+  if (q === -1) return query;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (!Object.hasOwn(query, k)) query[k] = v;
+  return query;
+}
+
 function firstValue(v: unknown): string | undefined {
   return typeof v === "string" ? v : Array.isArray(v) && typeof v[0] === "string" ? v[0] : undefined;
 }
@@ -85,6 +95,11 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
   };
 
   await app.register(async (web) => {
+    // The app leaves query strings unparsed (the API reads its own bytes); these pages want them.
+    web.addHook("onRequest", (req, _reply, done) => {
+      req.query = queryOf(req.url);
+      done();
+    });
     web.get<{ Params: { file: string } }>("/_assets/:file", async (req, reply) => {
       const asset = assets.byPath.get(`/_assets/${req.params.file}`);
       if (!asset) return notFound(reply);
