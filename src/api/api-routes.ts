@@ -40,7 +40,7 @@ export function registerApiRoutes(app: FastifyInstance, opts: ApiRouteOptions): 
         method: ["GET", "POST"],
         url,
         exposeHeadRoute: false,
-        handler: (req, reply) => handleApiRequest(req, reply, endpoint, opts, oncePerRequest(auth), answers),
+        handler: (req, reply) => handleApiRequest(req, reply, endpoint, opts, endpoint === "upload" ? oncePerRequest(auth) : auth, answers),
       });
       app.route({
         method: ["PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"],
@@ -53,7 +53,8 @@ export function registerApiRoutes(app: FastifyInstance, opts: ApiRouteOptions): 
 
 /**
  * An upload is authenticated twice (before its file and at its end); the rate limit must count
- * the request once, so its first answer is kept for the rest of the request.
+ * the request once, so its first answer is kept for the rest of the request. Other requests are
+ * authenticated once and need no such wrapper.
  */
 function oncePerRequest(auth: AuthOptions): AuthOptions {
   const allow = auth.allowRequest;

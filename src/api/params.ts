@@ -35,11 +35,18 @@ export class RequestParams {
     return this.values.get(name);
   }
 
-  /** The value as the operation sees it: empty counts as absent. */
-  get = (name: string): string | undefined => {
-    const v = this.values.get(name);
-    return v === "" ? undefined : v;
-  };
+  /** The value as the operation sees it: empty counts as absent. Callers pass it around unbound. */
+  readonly get: (name: string) => string | undefined;
+
+  constructor() {
+    const values = this.values;
+    // Assigned here rather than as an arrow-function field: the runner (tsx, with esbuild's
+    // keepNames) names each such arrow as it is made, which cost more than the rest of parsing.
+    this.get = function (name) {
+      const v = values.get(name);
+      return v === "" ? undefined : v;
+    };
+  }
 
   /** A copy as it stands now; later additions do not reach it. */
   snapshot(): RequestParams {
@@ -87,8 +94,15 @@ export function addFormEncoded(params: RequestParams, raw: Buffer): void {
   if (failure) throw failure;
 }
 
-/** What only the byte-level reader decodes: escapes, `+`, and any byte beyond ASCII. */
-const NEEDS_DECODING = /[%+\u0080-\uffff]/;
+/** Whether the text holds what only the byte-level reader decodes: escapes, `+`, any byte beyond ASCII. */
+function needsDecoding(text: string): boolean {
+  // A loop: V8's regular expression for this character class took three times as long.
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x25 /* % */ || c === 0x2b /* + */ || c > 0x7f) return true;
+  }
+  return false;
+}
 
 /**
  * A query string as Node hands it over (latin1: one character per byte of the request line).
@@ -96,7 +110,7 @@ const NEEDS_DECODING = /[%+\u0080-\uffff]/;
  * are turned into bytes for addFormEncoded.
  */
 export function addQueryString(params: RequestParams, query: string): void {
-  if (NEEDS_DECODING.test(query)) return addFormEncoded(params, Buffer.from(query, "latin1"));
+  if (needsDecoding(query)) return addFormEncoded(params, Buffer.from(query, "latin1"));
   let failure: QuireError | undefined;
   for (const pair of query.split("&")) {
     if (pair === "") continue;

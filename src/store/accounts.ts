@@ -2,12 +2,13 @@ import type { Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import type { Database } from "./schema.ts";
 
+/** Read-only: one object may answer many requests (see getKeyOwnerForSigning). */
 export interface KeyOwner {
-  accountId: number;
-  username: string;
-  apiSecret: string;
+  readonly accountId: number;
+  readonly username: string;
+  readonly apiSecret: string;
   /** Changes whenever one of the account's documents does (see migration 0003). */
-  documentsVersion: number;
+  readonly documentsVersion: number;
 }
 
 export interface AccountSummary {
@@ -91,14 +92,14 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       const epoch = changeEpoch?.();
       if (epoch !== undefined) {
         const known = remembered.get(apiKey);
-        if (known?.epoch === epoch) return known.owner && { ...known.owner };
+        if (known?.epoch === epoch) return known.owner;
       }
       const { rows } = await db.executeQuery<KeyOwner>({ ...keyOwnerQuery, parameters: [apiKey] });
       const row = rows[0];
       const owner = row && { ...row, apiSecret: openSecret(row.apiSecret, apiKey) };
       if (epoch !== undefined) {
         if (remembered.size >= REMEMBERED_KEYS) remembered.clear();
-        remembered.set(apiKey, { epoch, owner: owner && { ...owner } });
+        remembered.set(apiKey, { epoch, owner });
       }
       return owner;
     },
