@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import { AccessLog } from "./ops/access-log.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
+import { registerRequestOutcome } from "./ops/request-outcome.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
@@ -63,6 +64,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
 
+  registerRequestOutcome(app);
   const limiter = opts.rateLimiter ?? rateLimiterFor(opts.deps.config);
   if (opts.ops) registerOpsRoutes(app, opts.ops);
   registerApiRoutes(app, {

@@ -1,26 +1,32 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+
 /**
- * What the API answered, for the requests metric: the route notes the action once it is known and
- * the error code when it refuses; the app's onResponse hook reads both. Keyed by the raw request,
- * so nothing is added to Fastify's request type.
+ * What the API answered, for the requests metric and the access log: the route notes the action
+ * once it is known and the error code when it refuses; both are read once the answer is sent.
+ * Kept in two request fields declared up front (Fastify decorations), which costs a store per
+ * request where a WeakMap entry cost an allocation and a hash-table insert.
  */
-const outcomes = new WeakMap<object, { action?: string; code?: string }>();
-
-function outcomeRecord(req: { raw: object }): { action?: string; code?: string } {
-  let o = outcomes.get(req.raw);
-  if (!o) outcomes.set(req.raw, (o = {}));
-  return o;
+declare module "fastify" {
+  interface FastifyRequest {
+    apiAction: string | null;
+    apiErrorCode: string | null;
+  }
 }
 
-export function noteAction(req: { raw: object }, action: string): void {
-  outcomeRecord(req).action = action;
+export function registerRequestOutcome(app: FastifyInstance): void {
+  app.decorateRequest("apiAction", null);
+  app.decorateRequest("apiErrorCode", null);
 }
 
-export function noteErrorCode(req: { raw: object }, code: string): void {
-  outcomeRecord(req).code = code;
+export function noteAction(req: FastifyRequest, action: string): void {
+  req.apiAction = action;
+}
+
+export function noteErrorCode(req: FastifyRequest, code: string): void {
+  req.apiErrorCode = code;
 }
 
 /** Action "none" when the request never named a served action; code "ok" unless an error was noted. */
-export function outcomeOf(req: { raw: object }): { action: string; code: string } {
-  const o = outcomes.get(req.raw);
-  return { action: o?.action ?? "none", code: o?.code ?? "ok" };
+export function outcomeOf(req: FastifyRequest): { action: string; code: string } {
+  return { action: req.apiAction ?? "none", code: req.apiErrorCode ?? "ok" };
 }
