@@ -8,6 +8,15 @@ import type { StoreDialect } from "./dialect.ts";
 /** Distinct SQL texts the app runs are a few hundred at most; more would mean ad-hoc SQL. */
 const CACHED_STATEMENTS = 500;
 
+/** What the change epoch needs to hear of the statements this connection runs. */
+interface StatementActivity {
+  /** A statement that may write is about to run. */
+  noteWrite(): void;
+  /** A statement's rows are being iterated (streamed) from now on, until `noteIterationEnded`. */
+  noteIterationStarted(): void;
+  noteIterationEnded(): void;
+}
+
 /**
  * Kysely prepares every query it runs, and better-sqlite3 compiles the SQL on each prepare: for
  * the small queries of the request path that costs more than running them. The connection is
@@ -15,38 +24,60 @@ const CACHED_STATEMENTS = 500;
  * statement is never run twice at once.
  *
  * Kysely runs each statement right after preparing it, in the same synchronous call, so
- * `onWrite` is told of every statement that may write just before it runs.
+ * `activity` hears of every statement that may write just before it runs, and of every streamed
+ * one for as long as it is open.
  */
-function withStatementCache(conn: SQLite.Database, onWrite: () => void): SQLite.Database {
+function withStatementCache(conn: SQLite.Database, activity: StatementActivity): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = conn.prepare.bind(conn);
   conn.prepare = ((source: string) => {
     let statement = cache.get(source);
     if (!statement) {
-      statement = prepare(source);
+      statement = countingIterations(prepare(source), activity);
       if (cache.size >= CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
       cache.set(source, statement);
     }
-    if (!statement.readonly) onWrite();
+    if (!statement.readonly) activity.noteWrite();
     return statement;
   }) as typeof conn.prepare;
   return conn;
 }
 
 /**
+ * An iteration that is never finished (a consumer that stops pulling without closing) keeps
+ * counting as open: the epoch then stays unknown, which costs queries, never freshness.
+ */
+function countingIterations(statement: SQLite.Statement, activity: StatementActivity): SQLite.Statement {
+  const iterate = statement.iterate.bind(statement);
+  statement.iterate = function* (...args: unknown[]) {
+    activity.noteIterationStarted();
+    try {
+      yield* iterate(...args);
+    } finally {
+      activity.noteIterationEnded();
+    }
+  } as typeof statement.iterate;
+  return statement;
+}
+
+/**
  * `PRAGMA data_version` changes when another connection (the worker, the CLI, another process)
- * commits; this connection's own writes are counted as they are prepared. Inside a transaction
- * the answer is "unknown": the transaction's snapshot may hide other connections' commits, and
- * a reader must then wait for the connection like any query.
+ * commits; this connection's own writes are counted as they are prepared. Inside a transaction,
+ * or while a statement's rows are being iterated, the answer is "unknown": the connection reads
+ * from a snapshot that may hide other connections' commits, and a reader must wait for the
+ * connection like any query.
  */
 function changeEpochOf(conn: SQLite.Database, prepare: SQLite.Database["prepare"]) {
   const dataVersion = prepare("PRAGMA data_version").pluck();
   let seenVersion = dataVersion.get() as number;
   let epoch = 0;
+  let iterating = 0;
   return {
     noteWrite: () => void epoch++,
+    noteIterationStarted: () => void iterating++,
+    noteIterationEnded: () => void iterating--,
     current: (): number | undefined => {
-      if (conn.inTransaction) return undefined;
+      if (conn.inTransaction || iterating > 0) return undefined;
       const version = dataVersion.get() as number;
       if (version !== seenVersion) {
         seenVersion = version;
@@ -70,8 +101,7 @@ export function openSqlite(file: string): StoreDialect {
         conn.pragma("foreign_keys = ON");
         conn.pragma("busy_timeout = 5000");
         epoch = changeEpochOf(conn, conn.prepare.bind(conn));
-        const counting = epoch;
-        return withStatementCache(conn, () => counting.noteWrite());
+        return withStatementCache(conn, epoch);
       },
     }),
     plugins: [new CamelCasePlugin()],
