@@ -83,7 +83,14 @@ test("metrics count requests by action and code, upload bytes and the queue; req
     { msg: "answered", method: "GET", path: "/1_0", status: 200, action: "none", code: "009" },
   );
   assert.equal(typeof traceLines[0]!.ms, "number");
-  assert.ok(!api.logLines().some((l) => JSON.stringify(l).includes("signature=")), "query strings (key, signature) are never logged");
+  // An address that is no route: Fastify's own not-found line would name the whole URL.
+  assert.equal((await fetch(`${url}/api/9_9?apiKey=${account.apiKey}&signature=${"0".repeat(32)}`, { headers: { "x-request-id": "lost-1" } })).status, 404);
+  for (let i = 0; i < 100 && !api.logLines().some((l) => l.reqId === "lost-1"); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(
+    api.logLines().filter((l) => l.reqId === "lost-1").map((l) => [l.msg, l.path, l.status]),
+    [["answered", "/api/9_9", 404]],
+  );
+  assert.ok(!api.logLines().some((l) => /signature=|apiKey=/.test(JSON.stringify(l))), "query strings (key, signature) are never logged");
 });
 
 test("the request id of an upload is recorded on its job, for the worker's log lines", async () => {

@@ -22,6 +22,9 @@ export function httpLoggerOptions(level: string, stream?: DestinationStream) {
 export class AccessLog extends LogController {
   override incomingRequest(): void {}
 
+  /** Fastify's own line names the raw URL, query (key, signature) included; "answered" says 404. */
+  override routeNotFound(): void {}
+
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const route = request.routeOptions.url;
     const api = route !== undefined && route.endsWith("/1_0") ? outcomeOf(request) : undefined;
