@@ -71,7 +71,7 @@ describe("apiSecret at rest", () => {
 
       // `quire accounts reseal` with B first: every row (plain, sealed with A, with B) ends sealed with B.
       const resealing = await openStore(opened.url, { secretKeys: parseSecretKeys(`${KEY_B},${KEY_A}`) });
-      assert.deepEqual(await resealing.accounts.resealSecrets(), { resealed: 2, current: 1, unreadable: 0 });
+      assert.deepEqual(await resealing.accounts.resealSecrets(), { resealed: 2, current: 1, unreadable: 0, unreadableRevoked: 0, changedMeanwhile: 0 });
       assert.equal(await accountsCommand(resealing, ["reseal"]), 0, "a second pass finds nothing to do");
       await resealing.close();
       // …so A can be dropped: B alone opens them all.
@@ -82,12 +82,20 @@ describe("apiSecret at rest", () => {
       }
       await afterReseal.close();
       // With only A, nothing can be opened: nothing is changed, and the command says so with exit 1.
+      // A revoked key's row is counted apart: it signs nothing, so it alone would not fail the command.
       const wrongKey = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_A) });
-      const before = await storedSecret(wrongKey, sealedA.apiKey);
-      assert.deepEqual(await wrongKey.accounts.resealSecrets(), { resealed: 0, current: 0, unreadable: 3 });
+      assert.equal(await wrongKey.accounts.revokeKey(sealedA.apiKey, 5), true);
+      const before = await storedSecret(wrongKey, legacy.apiKey);
+      assert.deepEqual(await wrongKey.accounts.resealSecrets(), { resealed: 0, current: 0, unreadable: 2, unreadableRevoked: 1, changedMeanwhile: 0 });
       assert.equal(await accountsCommand(wrongKey, ["reseal"]), 1);
-      assert.equal(await storedSecret(wrongKey, sealedA.apiKey), before);
+      assert.equal(await storedSecret(wrongKey, legacy.apiKey), before);
       await wrongKey.close();
+      // A damaged row sealed with the current key is unreadable, not "already current".
+      const damaged = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_B) });
+      const stored = await storedSecret(damaged, sealedB.apiKey);
+      await damaged.db.updateTable("apiKeys").set({ apiSecret: `${stored.slice(0, -4)}AAAA` }).where("apiKey", "=", sealedB.apiKey).execute();
+      assert.deepEqual(await damaged.accounts.resealSecrets(), { resealed: 0, current: 2, unreadable: 1, unreadableRevoked: 0, changedMeanwhile: 0 });
+      await damaged.close();
       await assert.rejects(opened.store.accounts.resealSecrets(), /QUIRE_SECRET_KEY is not set/);
 
       // A sealed value copied onto another key's row does not open (the apiKey is authenticated data).

@@ -56,11 +56,18 @@ export async function accountsCommand(store: Store, args: string[]): Promise<num
       process.stdout.write(`revoked ${arg}\n`);
       return 0;
     case "reseal": {
-      const { resealed, current, unreadable } = await store.accounts.resealSecrets();
-      process.stdout.write(`resealed ${resealed} apiSecret(s) with the first QUIRE_SECRET_KEY; ${current} already were\n`);
-      if (unreadable === 0) return 0;
-      process.stderr.write(`${unreadable} apiSecret(s) are sealed with a key QUIRE_SECRET_KEY does not hold; they were left as they are\n`);
-      return 1;
+      const c = await store.accounts.resealSecrets();
+      process.stdout.write(`resealed ${c.resealed} apiSecret(s) with the first QUIRE_SECRET_KEY; ${c.current} already were\n`);
+      if (c.unreadableRevoked > 0) {
+        process.stdout.write(`${c.unreadableRevoked} revoked key(s) are sealed with a key QUIRE_SECRET_KEY does not hold; they sign nothing and were left as they are\n`);
+      }
+      if (c.unreadable > 0) {
+        process.stderr.write(`${c.unreadable} active key(s) are sealed with a key QUIRE_SECRET_KEY does not hold (or damaged); they were left as they are\n`);
+      }
+      if (c.changedMeanwhile > 0) {
+        process.stderr.write(`${c.changedMeanwhile} row(s) changed while this ran; run it again once every process has the new key first\n`);
+      }
+      return c.unreadable + c.changedMeanwhile === 0 ? 0 : 1;
     }
   }
   process.stderr.write("usage: quire accounts create <username> | add-key <username> | list | revoke-key <apiKey> | reseal\n");

@@ -11,6 +11,14 @@ export interface KeyOwner {
   readonly documentsVersion: number;
 }
 
+export interface ResealCounts {
+  resealed: number;
+  current: number;
+  unreadable: number;
+  unreadableRevoked: number;
+  changedMeanwhile: number;
+}
+
 export interface AccountSummary {
   id: number;
   username: string;
@@ -105,24 +113,28 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     },
 
     /**
-     * Seals every stored apiSecret (revoked keys' too) with the first secret key, so older keys
-     * can be dropped from QUIRE_SECRET_KEY. A row that cannot be opened is left as it is and
-     * counted; a row changed meanwhile by someone else is left to them.
+     * Seals every stored apiSecret with the first secret key, so older keys can be dropped from
+     * QUIRE_SECRET_KEY. Rows already sealed with it are opened too, to find damaged ones. A row
+     * that cannot be opened is left as it is: counted as `unreadable` when its key is active, as
+     * `unreadableRevoked` when it is revoked (it signs nothing, so nothing is lost). A row another
+     * process changed between the read and the write is left to it and counted as
+     * `changedMeanwhile`: run the pass again once every process has the new key first.
      */
-    async resealSecrets(): Promise<{ resealed: number; current: number; unreadable: number }> {
+    async resealSecrets(): Promise<ResealCounts> {
       if (!secrets.enabled) throw new Error("QUIRE_SECRET_KEY is not set: there is no key to seal with");
-      const rows = await db.selectFrom("apiKeys").select(["apiKey", "apiSecret"]).execute();
-      const counts = { resealed: 0, current: 0, unreadable: 0 };
+      const rows = await db.selectFrom("apiKeys").select(["apiKey", "apiSecret", "revokedAt"]).execute();
+      const counts: ResealCounts = { resealed: 0, current: 0, unreadable: 0, unreadableRevoked: 0, changedMeanwhile: 0 };
       for (const row of rows) {
-        if (secrets.isCurrent(row.apiSecret)) {
-          counts.current++;
-          continue;
-        }
         let secret: string;
         try {
           secret = secrets.open(row.apiSecret, row.apiKey);
         } catch {
-          counts.unreadable++;
+          if (row.revokedAt === null) counts.unreadable++;
+          else counts.unreadableRevoked++;
+          continue;
+        }
+        if (secrets.isCurrent(row.apiSecret)) {
+          counts.current++;
           continue;
         }
         const result = await db
@@ -132,6 +144,7 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
           .where("apiSecret", "=", row.apiSecret)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) > 0) counts.resealed++;
+        else counts.changedMeanwhile++;
       }
       return counts;
     },
