@@ -1,8 +1,8 @@
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, rm } from "node:fs/promises";
 import pino from "pino";
 import type { Config } from "../config.ts";
 import { OfficeConverter } from "../convert/office-to-pdf.ts";
+import { claimOfficeWorkDir } from "../convert/office-workdir.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../jobs/convert-document.ts";
 import { checkRegistry } from "../jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "../jobs/orphan-sweep.ts";
@@ -45,14 +45,18 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   const services = await openServices(config);
   cleanups.push(() => services.close());
   await mkdir(config.tmpDir, { recursive: true });
+  const officeDir = await claimOfficeWorkDir(config.tmpDir);
   const office = new OfficeConverter({
     slots: config.officeSlots,
     timeoutMs: config.officeTimeoutMs,
     restartEvery: config.officeRestartEvery,
-    workDir: join(config.tmpDir, "office"),
+    workDir: officeDir,
     isolateNetwork: true,
   });
-  cleanups.push(() => office.close());
+  cleanups.push(async () => {
+    await office.close();
+    await rm(officeDir, { recursive: true, force: true });
+  });
   await office.start();
   if (stopping) return;
   const registry = new Map([
