@@ -9,11 +9,10 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
-import pg from "pg";
 import { parse } from "yaml";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { loadConfig } from "../src/config.ts";
-import { PG_ADMIN_URL, postgresUnavailable } from "./helpers/dialects.ts";
+import { adminQuery, PG_ADMIN_URL, postgresUnavailable } from "./helpers/dialects.ts";
 import { sample } from "./helpers/metrics-text.ts";
 import { FIXTURES, PROJECT_ROOT } from "./helpers/paths.ts";
 import { startS3Server, type TestS3Server } from "./helpers/s3-server.ts";
@@ -192,16 +191,6 @@ let dbCreated = false;
 let s3: TestS3Server | undefined;
 let dir: string | undefined;
 const running: ChildProcess[] = [];
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

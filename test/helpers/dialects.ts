@@ -21,7 +21,8 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   }
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement as the PostgreSQL admin user (create or drop a test database). */
+export async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {

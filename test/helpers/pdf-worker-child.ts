@@ -3,9 +3,10 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../src/config.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
-import { convertDocumentHandler, CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
+import { CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
 import { startWorker } from "../../src/jobs/worker.ts";
 import { openServices } from "../../src/services.ts";
+import { testConvertHandler } from "./test-worker.ts";
 
 /**
  * The conversion worker of `quire worker` (same handler, same job loop, same store and blobs),
@@ -18,16 +19,7 @@ const log = pino({ level: "silent" });
 const services = await openServices(config);
 await mkdir(config.tmpDir, { recursive: true });
 const office = new OfficeConverter({ slots: 1, timeoutMs: config.officeTimeoutMs, workDir: join(config.tmpDir, "office") });
-const handler = convertDocumentHandler({
-  store: services.store,
-  blobs: services.blobs,
-  office,
-  log,
-  tmpDir: config.tmpDir,
-  fetch: { maxBytes: config.maxUploadBytes, allowPrivate: false, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000 },
-  pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
-  pageWidths: { thumb: 200, read: 1200 },
-});
+const handler = testConvertHandler({ config, services, office, log, allowPrivate: false });
 startWorker({
   jobs: services.store.jobs,
   registry: new Map([[CONVERT_DOCUMENT, handler]]),

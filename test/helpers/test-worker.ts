@@ -25,6 +25,28 @@ export interface TestWorkerOptions {
   startOffice?: boolean;
 }
 
+/** The conversion handler of `quire worker` with the tests' shorter time limits; also used by pdf-worker-child.ts. */
+export function testConvertHandler(opts: {
+  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages">;
+  services: Pick<TestServer["services"], "store" | "blobs">;
+  office: OfficeConverter;
+  log: pino.Logger;
+  allowPrivate: boolean;
+  fetch?: TestWorkerOptions["fetch"];
+}) {
+  const { config, services } = opts;
+  return convertDocumentHandler({
+    store: services.store,
+    blobs: services.blobs,
+    office: opts.office,
+    log: opts.log,
+    tmpDir: config.tmpDir,
+    fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
+    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
+    pageWidths: { thumb: 200, read: 1200 },
+  });
+}
+
 /** The real conversion worker (LibreOffice, poppler), in this process, against a test server's store and blobs. */
 export async function startTestWorker(server: TestServer, opts: TestWorkerOptions = {}): Promise<TestWorker> {
   const { config, services } = server;
@@ -32,16 +54,7 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
   const office = new OfficeConverter({ slots: 2, timeoutMs: opts.officeTimeoutMs ?? 20_000, workDir: join(config.tmpDir, "office") });
   if (opts.startOffice !== false) await office.start();
   else await mkdir(config.tmpDir, { recursive: true }); // which starting the office would have made
-  const handler = convertDocumentHandler({
-    store: services.store,
-    blobs: services.blobs,
-    office,
-    log,
-    tmpDir: config.tmpDir,
-    fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate ?? true, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
-    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
-    pageWidths: { thumb: 200, read: 1200 },
-  });
+  const handler = testConvertHandler({ config, services, office, log, allowPrivate: opts.allowPrivate ?? true, fetch: opts.fetch });
   const worker = startWorker({
     jobs: services.store.jobs,
     registry: new Map([[CONVERT_DOCUMENT, handler]]),
