@@ -67,8 +67,9 @@ function countingIterations(statement: SQLite.Statement, activity: StatementActi
  * from a snapshot that may hide other connections' commits, and a reader must wait for the
  * connection like any query.
  */
-function changeEpochOf(conn: SQLite.Database, prepare: SQLite.Database["prepare"]) {
-  const dataVersion = prepare("PRAGMA data_version").pluck();
+function changeEpochOf(conn: SQLite.Database) {
+  // Prepared before withStatementCache wraps `prepare`: this statement is neither cached nor counted.
+  const dataVersion = conn.prepare("PRAGMA data_version").pluck();
   let seenVersion = dataVersion.get() as number;
   let epoch = 0;
   let iterating = 0;
@@ -100,7 +101,7 @@ export function openSqlite(file: string): StoreDialect {
         conn.pragma("synchronous = NORMAL");
         conn.pragma("foreign_keys = ON");
         conn.pragma("busy_timeout = 5000");
-        epoch = changeEpochOf(conn, conn.prepare.bind(conn));
+        epoch = changeEpochOf(conn);
         return withStatementCache(conn, epoch);
       },
     }),
