@@ -12,7 +12,7 @@ import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { parse } from "yaml";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { loadConfig } from "../src/config.ts";
-import { adminQuery, PG_ADMIN_URL, postgresUnavailable } from "./helpers/dialects.ts";
+import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "./helpers/dialects.ts";
 import { sample } from "./helpers/metrics-text.ts";
 import { FIXTURES, PROJECT_ROOT } from "./helpers/paths.ts";
 import { startS3Server, type TestS3Server } from "./helpers/s3-server.ts";
@@ -213,7 +213,7 @@ before(async () => {
 after(async () => {
   for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await s3?.close();
-  if (dbCreated) await adminQuery(`drop database if exists ${dbName} with (force)`);
+  if (dbCreated) await dropDatabase(dbName);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

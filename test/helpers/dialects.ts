@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 
@@ -32,6 +33,24 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+/**
+ * Drops a test database once its connections are gone. A pool that has just been ended may
+ * still be closing some of them; terminating those (`with (force)`) makes their clients raise an
+ * error after the test, with nobody listening. So wait for them a little, and force only then.
+ */
+export async function dropDatabase(name: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    try {
+      await adminQuery(`drop database if exists ${name}`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "55006") throw err; // object_in_use: sessions remain
+      await sleep(50);
+    }
+  }
+  await adminQuery(`drop database if exists ${name} with (force)`);
+}
+
 export interface DialectCase {
   name: "sqlite" | "postgres";
   /** Opens a fresh, migrated store of this dialect; `drop` removes it with its database or file. */
@@ -60,7 +79,7 @@ export const DIALECTS: DialectCase[] = [
         url,
         drop: async () => {
           await store.close();
-          await adminQuery(`drop database if exists ${dbName} with (force)`);
+          await dropDatabase(dbName);
         },
       };
     },
