@@ -222,7 +222,7 @@ test("zip bombs in mimetype or manifest are capped, not inflated", async () => {
   });
 });
 
-test("generated OLE files: only a root-level WordDocument / PowerPoint Document counts", async () => {
+test("generated OLE files: only a root-level WordDocument / PowerPoint Document / PP40 counts", async () => {
   await withTempDir(async (dir) => {
     const cases: [string, Buffer, string | null][] = [
       ["word", buildOle(WORD_TREE, [ENDOFCHAIN]), "doc"],
@@ -232,6 +232,8 @@ test("generated OLE files: only a root-level WordDocument / PowerPoint Document 
         { name: "Current User", type: 2, right: 2 },
         { name: "PowerPoint Document", type: 2 },
       ], [ENDOFCHAIN]), "ppt"],
+      // PowerPoint 4.0 has no `PowerPoint Document` stream: its presentation is the `PP40` stream.
+      ["powerpoint4", buildOle([{ name: "Root Entry", type: 5, child: 1 }, { name: "PP40", type: 2 }], [ENDOFCHAIN]), "ppt"],
       ["excel", buildOle([{ name: "Root Entry", type: 5, child: 1 }, { name: "Workbook", type: 2 }], [ENDOFCHAIN]), null],
       ["excel-embedding-word", buildOle([
         { name: "Root Entry", type: 5, child: 1 },

@@ -20,6 +20,8 @@ const MAX_DIR_ENTRIES = 65_536;
 const STREAM_TYPES = new Map<string, OrgDocType>([
   ["WORDDOCUMENT", "doc"],
   ["POWERPOINT DOCUMENT", "ppt"],
+  // PowerPoint 4.0 (Windows and Mac) keeps its presentation in a `PP40` stream; LibreOffice imports it.
+  ["PP40", "ppt"],
 ]);
 
 interface DirEntry {
