@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# One-time system set-up for Quire on Debian/Ubuntu: LibreOffice (headless, no GUI),
-# fonts for faithful conversion, poppler-utils, and Chromium for the browser tests.
+# One-time system set-up for Quire on Debian/Ubuntu: LibreOffice (headless, no GUI: Writer, Impress,
+# Calc for spreadsheets, Draw for drawings), fonts for faithful conversion, poppler-utils, Tesseract
+# with its language data (OCR of pages without text), bubblewrap (the converters' sandbox), and
+# Chromium for the browser tests.
 # Idempotent: packages already present are left alone, and apt is only called when something is missing.
 set -euo pipefail
 
 packages=(
   libreoffice-writer-nogui
   libreoffice-impress-nogui
+  libreoffice-calc-nogui
+  libreoffice-draw-nogui
   python3-uno
   poppler-utils
+  tesseract-ocr
+  tesseract-ocr-osd
+  tesseract-ocr-eng
+  tesseract-ocr-deu
+  tesseract-ocr-fra
+  tesseract-ocr-spa
+  tesseract-ocr-ita
+  tesseract-ocr-por
+  bubblewrap
   fonts-dejavu
   fonts-liberation2
   fonts-crosextra-carlito
