@@ -5,29 +5,35 @@
 # (better-sqlite3, sharp) fall back to when no prebuilt binary matches.
 FROM node:20-bookworm AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-# Production dependencies only; tsx is one of them and runs the TypeScript sources directly.
-RUN npm ci --omit=dev && npm cache clean --force
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs ./scripts/
+COPY src ./src
+# Every dependency, so that npm ci's `prepare` compiles src/ into dist/ (tsc); then the development
+# ones are dropped. The image runs dist/ only: no process pays the TypeScript compiler at start.
+RUN npm ci && npm prune --omit=dev && npm cache clean --force
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 
-# LibreOffice (headless), python3-uno, poppler-utils and the fonts faithful conversion needs: the
+# LibreOffice (headless: Writer, Impress, Calc, Draw), python3-uno, poppler-utils, Tesseract with its
+# language data, bubblewrap (the converters' sandbox) and the fonts faithful conversion needs: the
 # packages scripts/install-system-deps.sh installs on a developer's machine, but Chromium, which
 # only the browser tests use (with its libraries, about 600 MB of the image).
 # scripts/check-dockerfile.mjs checks that the two lists agree. util-linux has unshare and prlimit.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libreoffice-writer-nogui libreoffice-impress-nogui python3-uno poppler-utils \
+      libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui libreoffice-draw-nogui \
+      python3-uno poppler-utils bubblewrap \
+      tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-spa \
+      tesseract-ocr-ita tesseract-ocr-por \
       fonts-dejavu fonts-liberation2 fonts-crosextra-carlito fonts-crosextra-caladea fonts-noto-core fonts-noto-cjk \
       util-linux ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/dist ./dist
 COPY package.json package-lock.json ./
 COPY bin ./bin
-COPY src ./src
-COPY tsconfig.json ./
 
 ENV NODE_ENV=production \
     QUIRE_HOST=0.0.0.0 \

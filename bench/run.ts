@@ -8,6 +8,7 @@ import { benchLoad } from "./load.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
+import { benchStartup } from "./startup.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -16,6 +17,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   render: benchRender,
   scale: benchScale,
   reader: benchReader,
+  startup: benchStartup,
 };
 
 const name = process.argv[2];

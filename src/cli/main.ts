@@ -1,8 +1,7 @@
 import { loadConfig, ConfigError } from "../config.ts";
-import { openStore } from "../store/open-store.ts";
-import { accountsCommand } from "./accounts-command.ts";
-import { serveCommand } from "./serve-command.ts";
-import { uploadCommand } from "./upload-command.ts";
+
+// Each command's code is loaded only when it runs: `quire worker` never loads the HTTP stack, and
+// `quire --help` loads nothing but this file and the configuration.
 
 const USAGE = `usage: quire <command>
   serve [--no-worker]       run the API and, unless --no-worker, a conversion worker (npm start)
@@ -17,18 +16,28 @@ const USAGE = `usage: quire <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   // The upload command is a client: it needs no server configuration.
-  if (command === "upload") return uploadCommand(rest, process.env);
+  if (command === "upload") {
+    const { uploadCommand } = await import("./upload-command.ts");
+    return uploadCommand(rest, process.env);
+  }
+  if (command === undefined || command === "help" || command === "--help") {
+    process.stderr.write(`${USAGE}\n`);
+    return 0;
+  }
   const config = loadConfig();
   switch (command) {
-    case "serve":
+    case "serve": {
+      const { serveCommand } = await import("./serve-command.ts");
       await serveCommand(config, { worker: !rest.includes("--no-worker") });
       return -1; // keeps running
+    }
     case "worker": {
       const { workerCommand } = await import("./worker-command.ts");
       await workerCommand(config);
       return -1;
     }
     case "accounts": {
+      const [{ openStore }, { accountsCommand }] = await Promise.all([import("../store/open-store.ts"), import("./accounts-command.ts")]);
       const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
       try {
         return await accountsCommand(store, rest);
@@ -38,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
     }
     default:
       process.stderr.write(`${USAGE}\n`);
-      return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+      return 2;
   }
 }
 
