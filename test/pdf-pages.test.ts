@@ -92,24 +92,29 @@ async function scratchLeft(dir: string): Promise<string[]> {
 }
 
 describe("inspectPdf", () => {
-  const expected: [string, number, number, number][] = [
-    // file, pages (MANIFEST), width and height of page 1 in points
-    ["pdf-quartz-firefox-1page.pdf", 1, 595, 842],
-    ["pdf-tcpdf-14pages.pdf", 14, 595.276, 841.89],
-    ["pdf-acrobat9-fonts-not-embedded.pdf", 1, 612, 792],
-    ["pdf-rotated-page.pdf", 1, 842, 595], // /Rotate 90 on an A4 portrait page: reported as displayed
-    ["pdf-owner-password-only-nocopy.pdf", 1, 612, 792], // empty user password: opens
-    ["bad/pdf-invalid-xref-entry-renders.pdf", 2, 576, 792],
-    ["bad/pdf-junk-header-missing-startxref.pdf", 1, 400, 50],
+  // file, pages (MANIFEST), then the width and height in points of every page, or of all pages when one is given
+  const expected: [string, number, [number, number][]][] = [
+    ["pdf-quartz-firefox-1page.pdf", 1, [[595, 842]]],
+    ["pdf-tcpdf-14pages.pdf", 14, [[595.276, 841.89]]],
+    ["pdf-acrobat9-fonts-not-embedded.pdf", 1, [[612, 792]]],
+    ["pdf-rotated-page.pdf", 1, [[842, 595]]], // /Rotate 90 on an A4 portrait page: reported as displayed
+    ["pdf-owner-password-only-nocopy.pdf", 1, [[612, 792]]], // empty user password: opens
+    ["ocr-scanned-2pages-faa-advisory.pdf", 2, [[612, 792]]],
+    ["ocr-scanned-french-ocrmypdf.pdf", 1, [[216, 216]]],
+    // Pages of every size, one of them 2160 pt square (a 9000×9000 px image page).
+    ["ocr-mixed-6pages-text-and-scans-ocrmypdf.pdf", 6, [[384, 470.88], [2160, 2160], [718.5, 300], [718.5, 300], [612, 792], [792, 612]]],
+    ["bad/pdf-invalid-xref-entry-renders.pdf", 2, [[576, 792]]],
+    ["bad/pdf-junk-header-missing-startxref.pdf", 1, [[400, 50]]],
   ];
-  for (const [file, count, w, h] of expected) {
-    test(`${file}: ${count} page(s), ${w}×${h} pt`, async () => {
+  for (const [file, count, sizes] of expected) {
+    test(`${file}: ${count} page(s), ${sizes.map(([w, h]) => `${w}×${h}`).join(", ")} pt`, async () => {
       const info = await inspectPdf(join(FIXTURES, file), LIMITS);
       assert.equal(info.pageCount, count);
       assert.equal(info.pages.length, count);
-      for (const p of info.pages) {
-        assert.ok(Math.abs(p.width - w) < 0.01 && Math.abs(p.height - h) < 0.01, `${JSON.stringify(p)}`);
-      }
+      info.pages.forEach((p, i) => {
+        const [w, h] = sizes.length === 1 ? sizes[0]! : sizes[i]!;
+        assert.ok(Math.abs(p.width - w) < 0.01 && Math.abs(p.height - h) < 0.01, `page ${i + 1}: ${JSON.stringify(p)}`);
+      });
     });
   }
 
