@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { open, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { detectFile, detectFormat } from "../src/detect/detect-format.ts";
+import { decode } from "../src/detect/text.ts";
 import { expectation, expectCases, withTempDir, type Expected } from "./helpers/detect-cases.ts";
 import { buildOle, ENDOFCHAIN, oleWithStream, type OleDirEntry } from "./helpers/ole-writer.ts";
 import { FIXTURES } from "./helpers/paths.ts";
@@ -174,6 +175,11 @@ test("text: UTF-8, UTF-16 with a BOM and Windows-1252 are txt; binary junk, NULs
     ["cyrillic-code-page", Buffer.from(Array.from({ length: 400 }, (_, i) => (i % 7 === 0 ? 0x20 : 0xc0 + (i % 32)))), null],
     ["text-then-binary-junk", Buffer.concat([Buffer.from(prose), Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 37) % 256))]), null],
   ]);
+});
+
+test("Windows-1252 decodes its own characters at 0x80-0x9F, not ISO-8859-1's controls", () => {
+  assert.equal(decode(Buffer.from([0x80, 0x20, 0x93, 0x61, 0x94, 0x20, 0x8a, 0x9f, 0xe9, 0xff]), "windows-1252"), "€ “a” ŠŸéÿ");
+  assert.equal(decode(Buffer.from([0x81, 0x8d]), "windows-1252"), "\u0081\u008d", "unassigned positions stay controls");
 });
 
 test("flat OpenDocument XML is its document type, other XML is text", async () => {

@@ -39,8 +39,26 @@ export function detectText(sample: Buffer, complete: boolean): TextSample | null
   return null;
 }
 
+/**
+ * Windows-1252's characters at 0x80-0x9F (where ISO-8859-1 has C1 controls); its five unassigned
+ * positions stay controls. Written out because Node's TextDecoder decodes the label
+ * "windows-1252" as ISO-8859-1 (nodejs/node#56542).
+ */
+const CP1252_HIGH = "\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f" +
+  "\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178";
+
+function decodeWindows1252(bytes: Buffer): string {
+  let text = "";
+  for (let start = 0; start < bytes.length; start += 8192) {
+    const chunk = bytes.subarray(start, start + 8192);
+    text += String.fromCharCode(...chunk.map((b) => b)).replace(/[\u0080-\u009f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80] ?? c);
+  }
+  return text;
+}
+
 /** Decodes a whole text file or a sample of it; null if the bytes are not valid in that encoding. */
 export function decode(bytes: Buffer, encoding: TextEncoding, complete = true): string | null {
+  if (encoding === "windows-1252") return decodeWindows1252(bytes);
   let body = bytes;
   if (!complete) body = body.subarray(0, body.length - cutTail(body, encoding));
   try {
