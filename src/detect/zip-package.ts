@@ -82,6 +82,8 @@ function openZip(path: string): Promise<ZipFile | null> {
 
 /** Walks the central directory once; null if it is malformed or has more entries than any document. */
 function listEntries(zip: ZipFile): Promise<Listing | null> {
+  // yauzl emits exactly the end record's entry count: a forged million is refused before the walk.
+  if (zip.entryCount > MAX_ENTRIES) return Promise.resolve(null);
   return new Promise((resolve) => {
     const wanted = new Map<string, Entry>();
     const names = new Set<string>();
@@ -96,7 +98,6 @@ function listEntries(zip: ZipFile): Promise<Listing | null> {
     zip.on("end", () => finish({ wanted, names }));
     zip.on("entry", (entry: Entry) => {
       if (settled) return;
-      if (names.size >= MAX_ENTRIES) return finish(null);
       names.add(entry.fileName.toLowerCase());
       if (WANTED.has(entry.fileName) && !wanted.has(entry.fileName)) wanted.set(entry.fileName, entry);
       zip.readEntry();
