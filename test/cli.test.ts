@@ -186,7 +186,7 @@ describe("quire upload", () => {
       assert.equal(url.code, 0, url.err);
       assert.equal(JSON.parse(url.out).document.origin, "apislurp");
 
-      const bad = await upload(env, join(FIXTURES, "bad", "scan-page.png"));
+      const bad = await upload(env, join(FIXTURES, "bad", "hello.zip"));
       assert.equal(bad.code, 1);
       assert.match(bad.err, /201 .*\(file\)/);
       assert.deepEqual(await server.countRecords(), { documents: 2, jobs: 2 });

@@ -147,7 +147,7 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
 
   test("URL uploads are fetched, typed by content, and fail with 1 or 2 when they must", async () => {
     const ok = unwrap(await client.call("document.url_upload", { slurpUrl: `${webUrl}/odt-toc-15pages-lo54.odt` }));
-    const png = unwrap(await client.call("document.url_upload", { slurpUrl: `${webUrl}/bad/scan-page.png` }));
+    const zip = unwrap(await client.call("document.url_upload", { slurpUrl: `${webUrl}/bad/hello.zip` }));
     const missing = unwrap(await client.call("document.url_upload", { slurpUrl: `${webUrl}/missing.pdf` }));
     const typed = unwrap(await client.call("document.url_upload", { slurpUrl: `${webUrl}/file?name=pdf-quartz-firefox-1page.pdf` }));
     assert.equal((typed.document as { orgDocType: string }).orgDocType, "unknown", "no extension at the end of the address: unknown until fetched");
@@ -155,7 +155,7 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
     const a = await settled((ok.document as Doc).documentId);
     assert.equal(a.state, "A");
     assert.equal(a.pageCount, PAGES_WITH_OUR_FONTS["odt-toc-15pages-lo54.odt"]);
-    const p = await settled((png.document as Doc).documentId);
+    const p = await settled((zip.document as Doc).documentId);
     assert.equal(p.state, "F");
     assert.equal(p.errorCode, 2);
     const m = await settled((missing.document as Doc).documentId);

@@ -108,11 +108,11 @@ export function titleFromUrl(url: URL): string {
   return titleFromFileName(decoded);
 }
 
-/** The type a URL's extension names, while the file is not fetched yet (decisions §5). */
-export function docTypeFromUrl(url: URL, isKnown: (ext: string) => boolean): RecordedDocType {
+/** The type a URL's extension names (`.jpeg` is jpg, `.docm` docx), while the file is not fetched yet (decisions §5). */
+export function docTypeFromUrl(url: URL, typeOf: (ext: string) => RecordedDocType | undefined): RecordedDocType {
   const m = /\.([A-Za-z0-9]+)$/.exec(url.pathname);
   const ext = m?.[1]?.toLowerCase();
-  return ext !== undefined && isKnown(ext) ? (ext as RecordedDocType) : "unknown";
+  return (ext !== undefined ? typeOf(ext) : undefined) ?? "unknown";
 }
 
 export interface NewDocumentSource {

@@ -1,4 +1,4 @@
-import { detectFormat } from "../../convert/detect-format.ts";
+import { detectFormat } from "../../detect/detect-format.ts";
 import { titleFromFileName } from "../../domain/document.ts";
 import { invalid, missing } from "../../domain/errors.ts";
 import type { ActionHandler } from "./action.ts";
@@ -8,7 +8,7 @@ import { createDocument } from "./create-document.ts";
 export const documentUpload: ActionHandler = async (ctx) => {
   const file = ctx.upload;
   if (file === undefined) throw missing("file");
-  const orgDocType = await detectFormat(file.path);
+  const orgDocType = await detectFormat(file.path, { fileName: file.fileName });
   if (orgDocType === null) throw invalid("file");
   return createDocument(
     ctx,

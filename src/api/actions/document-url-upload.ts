@@ -1,6 +1,6 @@
 import { docTypeFromUrl, titleFromUrl } from "../../domain/document.ts";
 import { missing } from "../../domain/errors.ts";
-import { isOrgDocType } from "../../domain/formats.ts";
+import { docTypeFromExtension } from "../../domain/formats.ts";
 import { parseHttpUrl } from "../../domain/values.ts";
 import type { ActionHandler } from "./action.ts";
 import { createDocument } from "./create-document.ts";
@@ -14,7 +14,7 @@ export const documentUrlUpload: ActionHandler = async (ctx) => {
     ctx,
     {
       origin: "apislurp",
-      orgDocType: docTypeFromUrl(url, isOrgDocType),
+      orgDocType: docTypeFromUrl(url, docTypeFromExtension),
       orgDocName: slurpUrl,
       defaultTitle: titleFromUrl(url),
       slurpUrl,

@@ -10,7 +10,7 @@ import { optionalAccess, text } from "../../domain/document-options.ts";
 export const DEFAULT_DOCUMENT_SORT: DocumentSortField = "publishDate";
 
 const STATES = ["A", "F", "P"] as const;
-/** The nine formats, and `unknown`: what a URL upload records until its file is fetched (decisions §5). */
+/** The supported formats, and `unknown`: what a URL upload records until its file is fetched (decisions §5). */
 const LISTED_DOC_TYPES = [...ORG_DOC_TYPES, "unknown"] as const;
 const ORIGINS = ["apiupload", "apislurp"] as const;
 /** orgDocName holds a file name or an address (at most 2048 characters). */

@@ -1,10 +1,12 @@
 import type { FileHandle } from "node:fs/promises";
-import type { OrgDocType } from "../domain/formats.ts";
 
 /**
  * Classifies an OLE2 compound file (MS-CFB) by the streams at the top of its directory tree.
  * Only the header, the DIFAT/FAT sectors covering the directory chain and the directory sectors are read.
  */
+
+/** What a compound file holds: a legacy Office document, or an encrypted OOXML package (MS-OFFCRYPTO). */
+export type OleKind = "doc" | "ppt" | "xls" | "encrypted-ooxml";
 
 export const OLE_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
@@ -17,12 +19,20 @@ const NO_STREAM = 0xffffffff;
 /** Real documents have a few hundred directory entries; this bounds memory and time on forged headers. */
 const MAX_DIR_ENTRIES = 65_536;
 
-const STREAM_TYPES = new Map<string, OrgDocType>([
+/** Root-level stream names (upper-cased: CFB names compare case-insensitively), strongest claim first. */
+const STREAM_KINDS: ReadonlyArray<readonly [string, OleKind]> = [
+  // Office 2007+ encryption wraps the whole zip package in this stream, beside `EncryptionInfo`.
+  ["ENCRYPTEDPACKAGE", "encrypted-ooxml"],
+  // Word 6, 95, 97-2003 (Windows and Mac).
   ["WORDDOCUMENT", "doc"],
+  // PowerPoint 95 and 97-2003.
   ["POWERPOINT DOCUMENT", "ppt"],
   // PowerPoint 4.0 (Windows and Mac) keeps its presentation in a `PP40` stream; LibreOffice imports it.
   ["PP40", "ppt"],
-]);
+  // Excel 97-2003 (BIFF8) `Workbook`; Excel 5.0/95 (BIFF5) `Book`.
+  ["WORKBOOK", "xls"],
+  ["BOOK", "xls"],
+];
 
 interface DirEntry {
   name: string;
@@ -44,7 +54,7 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
   return buf;
 }
 
-export async function detectOle(handle: FileHandle, size: number): Promise<OrgDocType | null> {
+export async function detectOle(handle: FileHandle, size: number): Promise<OleKind | null> {
   const header = await readAt(handle, 0, HEADER_SIZE);
   if (!header || !header.subarray(0, 8).equals(OLE_MAGIC)) return null;
 
@@ -152,9 +162,10 @@ function parseDirEntry(raw: Buffer): DirEntry {
  * Only the root storage's own children count: an Excel workbook with an embedded Word object has a
  * `WordDocument` stream too, but inside a sub-storage.
  */
-function classifyRootChildren(entries: DirEntry[]): OrgDocType | null {
+function classifyRootChildren(entries: DirEntry[]): OleKind | null {
   const root = entries[0];
   if (!root || root.type !== 5) return null;
+  const names = new Set<string>();
   const stack = [root.child];
   const seen = new Set<number>();
   while (stack.length > 0) {
@@ -163,10 +174,8 @@ function classifyRootChildren(entries: DirEntry[]): OrgDocType | null {
     seen.add(id);
     const entry = entries[id];
     if (!entry) continue;
-    // CFB names compare case-insensitively.
-    const type = entry.type === 2 ? STREAM_TYPES.get(entry.name.toUpperCase()) : undefined;
-    if (type) return type;
+    if (entry.type === 2) names.add(entry.name.toUpperCase());
     stack.push(entry.left, entry.right);
   }
-  return null;
+  return STREAM_KINDS.find(([name]) => names.has(name))?.[1] ?? null;
 }
