@@ -5,16 +5,17 @@
  */
 import type { PageText } from "./pdf-text.ts";
 
-/** Fewer letters and digits than this is a page number or a stray mark, not a text layer. */
-export const MIN_TEXT_CHARS = 10;
+/** Fewer letters and digits than this is a page number or a stray mark, not a text layer; a
+ *  one-word page ("PIRACY", a part title in freeculture.pdf) is text. */
+export const MIN_TEXT_CHARS = 4;
 /** Below this share of word-like tokens the layer is garbage. */
 export const MIN_WORDLIKE_SHARE = 0.5;
 /** Above this share of replacement, private-use or control characters the layer is garbage. */
 export const MAX_ODD_SHARE = 0.1;
 
 // A word of letters (marks allowed inside, an apostrophe or hyphen joining parts), or a number;
-// punctuation around it is ignored.
-const WORDLIKE = /^(?:\p{L}\p{M}*(?:\p{L}|\p{M}|['’\-.])*\p{L}\p{M}*|\p{N}+(?:[.,:/-]\p{N}+)*[%°]?|[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)$/u;
+// punctuation around it is ignored. Scripts written without spaces make one long token of a sentence.
+const WORDLIKE = /^(?:\p{L}\p{M}*(?:\p{L}|\p{M}|['’\-.])*\p{L}\p{M}*|\p{N}+(?:[.,:/-]\p{N}+)*[%°]?|[\p{N}ー]*[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{N}ー、・]*)$/u;
 const EDGE_PUNCTUATION = /^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu;
 // U+FFFD, private use (unmapped glyphs), controls and unassigned code points.
 const ODD = /[\uFFFD\p{Co}\p{Cc}\p{Cn}]/u;
@@ -36,7 +37,7 @@ export function textLayerVerdict(page: Pick<PageText, "text">): TextLayerVerdict
   for (const t of tokens) {
     const core = t.replace(EDGE_PUNCTUATION, "");
     // A sign alone says nothing either way: font tables, list bullets, formulas are full of them.
-    if ([...core].length < 2 && !/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(core)) continue;
+    if ([...t].length < 2) continue;
     // Long tokens weigh more: one long garbage run is not outvoted by a few short words.
     const w = Math.min(20, [...t].length);
     weight += w;
