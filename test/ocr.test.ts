@@ -237,7 +237,7 @@ describe("OCR languages", () => {
 });
 
 describe("reading tesseract's output", () => {
-  it("keeps words by line, drops low-confidence specks without letters, and scales boxes to the page", () => {
+  it("keeps words by line, unsure signs too, and scales boxes to the page", () => {
     const tsv = [
       "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext",
       "1\t1\t0\t0\t0\t0\t0\t0\t1000\t500\t-1\t",
@@ -249,9 +249,9 @@ describe("reading tesseract's output", () => {
       "5\t1\t1\t2\t1\t1\t100\t200\t50\t20\t90\t42",
     ].join("\n");
     const got = tsvToWords(parseTsv(tsv));
-    assert.equal(got.text, "Hello wörld\n42");
+    assert.equal(got.text, "Hello | wörld\n42");
     assert.deepEqual(got.words[0], { text: "Hello", x: 0.1, y: 0.1, w: 0.1, h: 0.04 });
-    assert.equal(got.words.length, 3);
+    assert.equal(got.words.length, 4);
     assert.deepEqual(tsvToWords(parseTsv("")), { text: "", words: [] });
   });
 

@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { ConversionError } from "./conversion-error.ts";
-import type { Word } from "./pdf-text.ts";
+import { xmlSafe, type Word } from "./pdf-text.ts";
 
 /** A 25 Mpx page needs well under 1 GiB; a limit against hostile images, not a budget. */
 export const TESSERACT_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
@@ -116,7 +116,7 @@ export function parseTsv(tsv: string): TsvPage {
       page.width = width;
       page.height = height;
     } else if (level === 5) {
-      const text = f.slice(11).join("\t").replace(/\s+/g, " ").trim();
+      const text = xmlSafe(f.slice(11).join("\t")).replace(/\s+/g, " ").trim();
       if (!text || ![left, top, width, height, conf].every(Number.isFinite)) continue;
       page.words.push({ text, left, top, width, height, conf, line: `${f[2]}.${f[3]}.${f[4]}` });
     }
@@ -125,13 +125,11 @@ export function parseTsv(tsv: string): TsvPage {
 }
 
 /**
- * Words below this confidence that hold no letter or digit are what tesseract makes of rules, specks
- * and picture edges ("|", "—", "~"): dropped. Words with letters stay whatever their confidence,
- * as in tesseract's own text output, so search still finds a word read with doubt.
+ * Words and text in the shape of `PageText`: boxes as fractions of the image, text lines by "\n".
+ * Every word tesseract gives is kept, as in its own text output: dropping unsure signs without
+ * letters (specks, rules) gained 10 characters on the mixed PDF's chart pages but cost the FAA
+ * circular its bullets, which tesseract reads as an unsure "¢" (bench/ocr.ts).
  */
-const NOISE_CONFIDENCE = 50;
-
-/** Words and text in the shape of `PageText`: boxes as fractions of the image, text lines by "\n". */
 export function tsvToWords(page: TsvPage): { text: string; words: Word[] } {
   const words: Word[] = [];
   const lines: string[] = [];
@@ -140,7 +138,6 @@ export function tsvToWords(page: TsvPage): { text: string; words: Word[] } {
   if (!(page.width > 0 && page.height > 0)) return { text: "", words };
   const frac = (v: number, of: number) => Math.round(Math.min(1, Math.max(0, v / of)) * 1e5) / 1e5;
   for (const w of page.words) {
-    if (w.conf < NOISE_CONFIDENCE && !/[\p{L}\p{N}]/u.test(w.text)) continue;
     if (w.line !== lineKey) {
       if (line.length) lines.push(line.join(" "));
       line = [];
