@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import sharp from "sharp";
 import { ConversionError } from "../src/convert/conversion-error.ts";
-import { inParallel, ocrImage, ocrPage, unturnWords } from "../src/convert/ocr.ts";
+import { deadlineSignal, inParallel, ocrImage, ocrPage, ocrPdfPages, unturnWords } from "../src/convert/ocr.ts";
 import { imageFramesForOcr, ocrDpi } from "../src/convert/ocr-image.ts";
 import { ISO_639_1_TO_TESSERACT, ocrLanguages, parseLanguageList } from "../src/convert/ocr-languages.ts";
 import { needsOcr, textLayerVerdict } from "../src/convert/ocr-needed.ts";
@@ -153,6 +153,7 @@ describe("pages in parallel", () => {
     assert.equal(most, 3);
     assert.equal(new Set(dirs).size, 7);
     assert.deepEqual(await readdir(base), []);
+    await rm(base, { recursive: true });
   });
 
   it("stops the other pages at the first failure and throws it", async () => {
@@ -170,6 +171,7 @@ describe("pages in parallel", () => {
     );
     assert.ok(started.length < 10, `started ${started.join(",")}`);
     assert.deepEqual(await readdir(base), []);
+    await rm(base, { recursive: true });
   });
 });
 
@@ -259,5 +261,44 @@ describe("reading tesseract's output", () => {
     assert.equal(ocrDpi({ width: 612, height: 792 }), 300);
     const dpi = ocrDpi({ width: 2160, height: 2160 });
     assert.ok(dpi < 300 && ((2160 / 72) * dpi) ** 2 <= 25e6, String(dpi));
+  });
+});
+
+describe("OCR of documents", () => {
+  it("reads a scanned PDF page in the document's language, rendered by us at 300 dpi", async () => {
+    const pdf = join(FIXTURES, "ocr-scanned-french-ocrmypdf.pdf");
+    const [page] = await ocrPdfPages(pdf, [{ page: 1, size: { width: 216, height: 216 } }], { ...OPTS, languages: ["fra"], tmpDir: scratch });
+    assert.ok(page);
+    const truth = readFileSync(`${pdf}.gt.txt`, "utf8");
+    assert.ok(cer(truth, page.text) < 0.03, page.text);
+    assert.ok(page.words.some((w) => w.text.includes("être")));
+    assert.deepEqual(await readdir(scratch), []);
+  });
+
+  it("a document's time limit ends its OCR with 'limits' and kills what runs", async () => {
+    const dir = await mkdtemp(join(scratch, "deadline-"));
+    const pdf = join(FIXTURES, "ocr-scanned-2pages-faa-advisory.pdf");
+    const pages = [1, 2].map((page) => ({ page, size: { width: 612, height: 792 } }));
+    await assert.rejects(
+      ocrPdfPages(pdf, pages, { ...OPTS, concurrency: 2, signal: deadlineSignal(300), tmpDir: dir }),
+      (e: unknown) => e instanceof ConversionError && e.kind === "limits",
+    );
+    assert.deepEqual(tesseractsWith(dir), []);
+    assert.deepEqual(await readdir(dir), []);
+    await rm(dir, { recursive: true });
+  });
+
+  it("turns every frame of a TIFF into a grayscale PNG, enlarging a 50 dpi one to 300 dpi", async () => {
+    const dir = await mkdtemp(join(scratch, "frames-"));
+    const tika = await imageFramesForOcr(join(FIXTURES, "tif-multipage-2pages-tika.tif"), dir);
+    assert.equal(tika.length, 2);
+    const low = await imageFramesForOcr(join(FIXTURES, "tif-multipage-2pages-alfresco.tiff"), dir);
+    assert.equal(low.length, 2);
+    const meta = await sharp(low[0]?.path as string).metadata();
+    assert.equal(meta.format, "png");
+    assert.equal(meta.channels, 1);
+    assert.equal(meta.width, 413 * 6);
+    assert.equal(low[0]?.dpi, 300);
+    await rm(dir, { recursive: true });
   });
 });

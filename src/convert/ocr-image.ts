@@ -83,7 +83,8 @@ export async function imageFramesForOcr(input: string | RawPixels, dir: string, 
   for (let f = 0; f < frames; f++) {
     const path = join(resolve(dir), `ocr-frame-${f + 1}.png`);
     try {
-      const img = open(f).rotate().grayscale();
+      // Transparency over white, as a viewer shows it: Tesseract would see text on a black ground.
+      const img = open(f).rotate().flatten({ background: "#ffffff" }).toColourspace("b-w");
       const meta = await open(f).metadata();
       // EXIF orientations 5..8 are quarter turns: the upright image is as wide as the stored one is tall.
       const turned = (meta.orientation ?? 1) >= 5;
