@@ -201,7 +201,7 @@ export async function benchOcr(): Promise<void> {
         cerPlainSame: same ? cer(truth, same.text) : undefined,
       });
       const r = rows.at(-1) as Row;
-      process.stdout.write(`${pad(r.file, 46)} ${pad(r.language, 36)} ${String(r.pages).padStart(2)}p  CER quire ${pct(r.cerQuire).padStart(7)}  plain -l eng ${pct(r.cerPlain).padStart(7)}  plain same -l ${pct(r.cerPlainSame).padStart(7)}  cpu s quire ${r.quire.cpu.toFixed(2).padStart(6)} (${r.quire.ocrPages} OCR'd)  plain ${r.plainEng.cpu.toFixed(2).padStart(6)}  wall s ${r.quire.wall.toFixed(1)} / ${r.plainEng.wall.toFixed(1)}\n`);
+      process.stdout.write(`${pad(r.file, 46)} ${pad(r.language, 36)} ${String(r.pages).padStart(2)}p  CER quire ${pct(r.cerQuire).padStart(7)}  plain -l eng ${pct(r.cerPlain).padStart(7)}  plain same -l ${pct(r.cerPlainSame).padStart(7)}  cpu s quire ${r.quire.cpu.toFixed(2).padStart(6)} (${r.quire.ocrPages} OCR'd)  plain ${r.plainEng.cpu.toFixed(2).padStart(6)}${r.plainSame ? ` same -l ${r.plainSame.cpu.toFixed(2)}` : ""}  wall s ${r.quire.wall.toFixed(1)} / ${r.plainEng.wall.toFixed(1)}\n`);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

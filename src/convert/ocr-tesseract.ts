@@ -5,6 +5,7 @@
  * to build, and a hung or runaway recognition is a process we can kill.
  */
 import { spawn } from "node:child_process";
+import { resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
 import { xmlSafe, type Word } from "./pdf-text.ts";
 
@@ -19,19 +20,23 @@ export interface TesseractRun {
 }
 
 /**
- * Runs `tesseract ...args` and resolves with its stdout. One thread per process (OMP_THREAD_LIMIT=1):
+ * Runs `tesseract IMAGE stdout ...args` (or `tesseract ...args` without an image) and resolves with
+ * its stdout. The image is the only file it reads besides its traineddata
+ * (/usr/share/tesseract-ocr/5/tessdata) and it writes none: that is all a sandbox must let it see. One thread per process (OMP_THREAD_LIMIT=1):
  * pages run side by side instead, which uses the cores better than OpenMP inside one page.
  * Over `timeoutMs` it is killed and becomes "limits"; on abort it is killed and the signal's reason
  * is thrown. The exit code is not trusted to mean text was found (0 with nothing on an undecodable
  * TIFF): callers judge the output.
  */
-export function runTesseract(args: string[], opts: TesseractRun): Promise<string> {
+export function runTesseract(image: string | undefined, args: string[], opts: TesseractRun): Promise<string> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
       reject(opts.signal.reason);
       return;
     }
-    const child = spawn("prlimit", [`--as=${TESSERACT_ADDRESS_SPACE_BYTES}`, "--", "tesseract", ...args], {
+    // Absolute, so a name starting with "-" is never an option.
+    const input = image === undefined ? [] : [absolute(image), "stdout"];
+    const child = spawn("prlimit", [`--as=${TESSERACT_ADDRESS_SPACE_BYTES}`, "--", "tesseract", ...input, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       // Only what tesseract needs: no secrets of ours in its environment.
       env: { PATH: "/usr/local/bin:/usr/bin:/bin", OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
@@ -177,7 +182,7 @@ let installed: Promise<ReadonlySet<string>> | undefined;
 
 /** The traineddata tesseract has (`--list-langs`), asked once per process. */
 export function installedLanguages(): Promise<ReadonlySet<string>> {
-  installed ??= runTesseract(["--list-langs"], { timeoutMs: 30_000 }).then(
+  installed ??= runTesseract(undefined, ["--list-langs"], { timeoutMs: 30_000 }).then(
     (out) => new Set(out.split("\n").slice(1).map((l) => l.trim()).filter((l) => /^[a-z_]+$/i.test(l))),
     (e: unknown) => {
       installed = undefined;

@@ -68,14 +68,14 @@ function assess(page: TsvPage): Reading {
   return { page, score, meanConf: letters ? (100 * score) / letters : 0, sidewaysShare: long ? tall / long : 0 };
 }
 
-function tesseractArgs(image: OcrImage, languages: readonly string[], extra: string[]): string[] {
-  const dpi = image.dpi ? ["--dpi", String(Math.round(image.dpi))] : [];
-  return [resolve(image.path), "stdout", ...dpi, ...extra];
+/** Tells tesseract the resolution we rendered at (a PNG from sharp carries none it would trust). */
+function dpiArgs(image: OcrImage): string[] {
+  return image.dpi ? ["--dpi", String(Math.round(image.dpi))] : [];
 }
 
 async function read(image: OcrImage, opts: OcrOptions): Promise<Reading> {
   const lang = opts.languages.length ? opts.languages.join("+") : "eng";
-  const tsv = await runTesseract(tesseractArgs(image, opts.languages, ["-l", lang, "--psm", "3", "tsv"]), opts);
+  const tsv = await runTesseract(image.path, [...dpiArgs(image), "-l", lang, "--psm", "3", "tsv"], opts);
   return assess(parseTsv(tsv));
 }
 
@@ -90,7 +90,7 @@ export async function ocrPage(image: string | OcrImage, opts: OcrOptions): Promi
   const unsure = first.page.words.length > 0 && (first.meanConf < UNSURE_CONFIDENCE || first.sidewaysShare > SIDEWAYS_SHARE);
   if (!unsure) return { ...tsvToWords(first.page), rotation: 0 };
 
-  const osd = parseOsd(await runTesseract(tesseractArgs(img, [], ["--psm", "0"]), opts));
+  const osd = parseOsd(await runTesseract(img.path, [...dpiArgs(img), "--psm", "0"], opts));
   if (!osd || osd.rotate === 0 || osd.confidence < MIN_OSD_CONFIDENCE) return { ...tsvToWords(first.page), rotation: 0 };
 
   const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "quire-ocr-"));
