@@ -19,7 +19,11 @@ export const ISO_639_1_TO_TESSERACT: Readonly<Record<string, string>> = Object.f
   ug: "uig", uk: "ukr", ur: "urd", uz: "uzb", vi: "vie", yi: "yid", yo: "yor", zh: "chi_sim",
 });
 
-/** The default when nothing is configured: English alone (see bench/ocr.ts for what more costs). */
+/**
+ * The default when nothing is configured: English alone. On eurotext (six languages on one page)
+ * eng reads at 2.2 % CER in 0.59 CPU s, eng+deu+fra+spa at 1.2 % in 1.37 s, all six installed at
+ * 1.2 % in 2.17 s (bench/ocr.ts): every language costs every page, so more is the operator's choice.
+ */
 export const DEFAULT_OCR_LANGUAGES: readonly string[] = ["eng"];
 
 /** Traineddata that are not languages to read with. */
