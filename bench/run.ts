@@ -6,6 +6,7 @@ import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
 import { benchDetect } from "./detect.ts";
 import { benchLoad } from "./load.ts";
+import { benchOcr } from "./ocr.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
@@ -16,6 +17,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   convert: benchConvert,
   detect: benchDetect,
   load: benchLoad,
+  ocr: benchOcr,
   render: benchRender,
   scale: benchScale,
   reader: benchReader,

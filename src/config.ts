@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseSecretKeys } from "./domain/secret-box.ts";
+import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./convert/ocr-languages.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
 export interface Config {
@@ -48,6 +49,10 @@ export interface Config {
   headersTimeoutMs: number;
   /** Blobs no document references are removed by the worker's clean-up pass once older than this. */
   orphanGraceMs: number;
+  /** QUIRE_OCR_LANGUAGES: Tesseract languages for documents without a `language` (those installed are used). */
+  ocrLanguages: readonly string[];
+  /** QUIRE_OCR_CONCURRENCY: pages one conversion OCRs at once (one tesseract per core at most). */
+  ocrConcurrency: number;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
@@ -119,6 +124,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push(`QUIRE_SECRET_KEY: ${(err as Error).message}`);
   }
 
+  const ocrLanguages = env.QUIRE_OCR_LANGUAGES ? parseLanguageList(env.QUIRE_OCR_LANGUAGES) : [...DEFAULT_OCR_LANGUAGES];
+  if (!ocrLanguages) problems.push(`QUIRE_OCR_LANGUAGES=${JSON.stringify(env.QUIRE_OCR_LANGUAGES)}: expected Tesseract language names joined by "+" or ",", e.g. eng+deu`);
+
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
@@ -152,6 +160,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     connectionTimeoutMs: (int("QUIRE_CONNECTION_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     headersTimeoutMs: (int("QUIRE_HEADERS_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
+    ocrLanguages: ocrLanguages ?? [...DEFAULT_OCR_LANGUAGES],
+    ocrConcurrency: int("QUIRE_OCR_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,0 +1,208 @@
+/**
+ * OCR of page images with Tesseract, upright first: the words and their boxes come out in the shape
+ * of `PageText`, so a scanned page joins the reader's text layer, search and the description like
+ * extracted text. Orientation (Tesseract's OSD, as OCRmyPDF uses it) costs about half a recognition,
+ * so it only runs when the first reading looks sideways or unsure; a turn is kept only when the
+ * turned page reads at least as well. Why: bench/ocr.ts (`npm run bench -- ocr`).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import sharp from "sharp";
+import { ConversionError } from "./conversion-error.ts";
+import { imageFramesForOcr, renderPdfPageForOcr, OCR_MAX_PIXELS, type OcrImage, type RawPixels } from "./ocr-image.ts";
+import { parseOsd, parseTsv, runTesseract, tsvToWords, type TsvPage } from "./ocr-tesseract.ts";
+import type { PageSize } from "./pdf-inspect.ts";
+import type { PageText, Word } from "./pdf-text.ts";
+
+export interface OcrOptions {
+  /** Tesseract language names, e.g. ["eng", "deu"] (see ocrLanguages). */
+  languages: readonly string[];
+  /** Wall-clock limit for each tesseract run; over it the page fails with "limits". */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Where turned copies of an image are written (removed before returning). */
+  tmpDir?: string;
+}
+
+export interface OcrResult {
+  /** Words joined by spaces, lines by "\n". */
+  text: string;
+  /** Boxes as fractions of the upright page: the image turned clockwise by `rotation`. */
+  words: Word[];
+  /** Degrees the image was turned clockwise to read it (0, 90, 180, 270): the page shows best so. */
+  rotation: number;
+}
+
+/** Below this confidence (mean over letters) a reading may be of a page upside down. */
+const UNSURE_CONFIDENCE = 60;
+/** A reading where most words are taller than wide is of lines running up or down the page. */
+const SIDEWAYS_SHARE = 0.5;
+/**
+ * OSD's confidence needed to try a turn. Lower than OCRmyPDF's default (a ratio of 14), which
+ * phototest and the FAA page turned 90/180° do not reach (9-12): the turn is judged by the re-reading instead.
+ */
+const MIN_OSD_CONFIDENCE = 2;
+
+interface Reading {
+  page: TsvPage;
+  score: number;
+  meanConf: number;
+  sidewaysShare: number;
+}
+
+function assess(page: TsvPage): Reading {
+  let letters = 0;
+  let score = 0;
+  let long = 0;
+  let tall = 0;
+  for (const w of page.words) {
+    const n = w.text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
+    letters += n;
+    score += (n * Math.max(0, w.conf)) / 100;
+    if (n >= 3) {
+      long++;
+      if (w.height > w.width) tall++;
+    }
+  }
+  return { page, score, meanConf: letters ? (100 * score) / letters : 0, sidewaysShare: long ? tall / long : 0 };
+}
+
+/** Tells tesseract the resolution we rendered at (a PNG from sharp carries none it would trust). */
+function dpiArgs(image: OcrImage): string[] {
+  return image.dpi ? ["--dpi", String(Math.round(image.dpi))] : [];
+}
+
+async function read(image: OcrImage, opts: OcrOptions): Promise<Reading> {
+  const lang = opts.languages.length ? opts.languages.join("+") : "eng";
+  const tsv = await runTesseract(image.path, [...dpiArgs(image), "-l", lang, "--psm", "3", "tsv"], opts);
+  return assess(parseTsv(tsv));
+}
+
+/**
+ * Reads one page image (a PNG we produced: see ocr-image.ts). An image tesseract cannot decode, or
+ * one without text, gives an empty result. Throws "limits" when a run exceeds `timeoutMs`, and the
+ * signal's reason on abort (tesseract is killed either way).
+ */
+export async function ocrPage(image: string | OcrImage, opts: OcrOptions): Promise<OcrResult> {
+  const img: OcrImage = typeof image === "string" ? { path: image } : image;
+  const first = await read(img, opts);
+  const unsure = first.page.words.length > 0 && (first.meanConf < UNSURE_CONFIDENCE || first.sidewaysShare > SIDEWAYS_SHARE);
+  if (!unsure) return { ...tsvToWords(first.page), rotation: 0 };
+
+  const osd = parseOsd(await runTesseract(img.path, [...dpiArgs(img), "--psm", "0"], opts));
+  if (!osd || osd.rotate === 0 || osd.confidence < MIN_OSD_CONFIDENCE) return { ...tsvToWords(first.page), rotation: 0 };
+
+  const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "quire-ocr-"));
+  try {
+    const turned: OcrImage = { path: join(dir, "upright.png"), dpi: img.dpi };
+    try {
+      await sharp(resolve(img.path), { limitInputPixels: OCR_MAX_PIXELS }).rotate(osd.rotate).png({ compressionLevel: 1 }).toFile(turned.path);
+    } catch {
+      return { ...tsvToWords(first.page), rotation: 0 };
+    }
+    opts.signal?.throwIfAborted();
+    const second = await read(turned, opts);
+    // Lines read up the page were read, but sideways: upright is worth a slightly lower score.
+    const needed = first.sidewaysShare > SIDEWAYS_SHARE ? 0.9 * first.score : first.score;
+    if (second.score >= needed && second.sidewaysShare <= SIDEWAYS_SHARE) return { ...tsvToWords(second.page), rotation: osd.rotate };
+    return { ...tsvToWords(first.page), rotation: 0 };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Boxes of the upright page mapped onto the page as stored, i.e. turned back by `rotation` degrees
+ * clockwise: for a caller that shows the page unturned.
+ */
+export function unturnWords(words: Word[], rotation: number): Word[] {
+  const round = (v: number) => Math.round(Math.min(1, Math.max(0, v)) * 1e5) / 1e5;
+  switch (((rotation % 360) + 360) % 360) {
+    case 90: // upright = stored turned 90° clockwise: stored (x, y) = upright (y, 1 - x - w)
+      return words.map((w) => ({ text: w.text, x: round(w.y), y: round(1 - w.x - w.w), w: w.h, h: w.w }));
+    case 180:
+      return words.map((w) => ({ text: w.text, x: round(1 - w.x - w.w), y: round(1 - w.y - w.h), w: w.w, h: w.h }));
+    case 270:
+      return words.map((w) => ({ text: w.text, x: round(1 - w.y - w.h), y: round(w.x), w: w.h, h: w.w }));
+    default:
+      return words;
+  }
+}
+
+export interface OcrPagesOptions extends OcrOptions {
+  /** Pages read at once: one tesseract per core at most. */
+  concurrency: number;
+  /** Scratch space for page renderings; each page's files are removed once it is read. */
+  tmpDir?: string;
+}
+
+/**
+ * Runs `task(i, dir)` for i = 0..count-1 with at most `concurrency` at once, each with a fresh
+ * scratch folder removed after it. The first failure stops the others (their processes are killed)
+ * and is thrown; results keep the order of i.
+ */
+export async function inParallel<T>(count: number, opts: Pick<OcrPagesOptions, "concurrency" | "signal" | "tmpDir">, task: (i: number, dir: string, signal: AbortSignal) => Promise<T>): Promise<T[]> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  const results: T[] = new Array<T>(count);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < count) {
+      const i = next++;
+      const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "quire-ocr-"));
+      try {
+        results[i] = await task(i, dir, stop.signal);
+      } catch (e) {
+        failure ??= { error: e };
+        stop.abort(e);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency, count)) }, worker));
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  if (failure) throw failure.error;
+  return results;
+}
+
+/** OCR results for the given pages of a PDF (1-based numbers, displayed sizes), rendered and read in parallel. */
+export async function ocrPdfPages(pdfPath: string, pages: { page: number; size: PageSize }[], opts: OcrPagesOptions): Promise<(PageText & { rotation: number })[]> {
+  return inParallel(pages.length, opts, async (i, dir, signal) => {
+    const { page, size } = pages[i] as { page: number; size: PageSize };
+    const image = await renderPdfPageForOcr(pdfPath, page, size, dir, { timeoutMs: opts.timeoutMs, signal });
+    const got = await ocrPage(image, { ...opts, signal, tmpDir: dir });
+    return { page, ...got };
+  });
+}
+
+/** OCR results for every frame of an image file (or decoded pixels), one page per frame. */
+export async function ocrImage(input: string | RawPixels, opts: OcrPagesOptions): Promise<(PageText & { rotation: number })[]> {
+  const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "quire-ocr-"));
+  try {
+    const frames = await imageFramesForOcr(input, dir);
+    return await inParallel(frames.length, { ...opts, tmpDir: dir }, async (i, sub, signal) => ({
+      page: i + 1,
+      ...(await ocrPage(frames[i] as OcrImage, { ...opts, signal, tmpDir: sub })),
+    }));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A time limit for a whole set of pages, as the "limits" failure a job ends with. */
+export function deadlineSignal(ms: number, parent?: AbortSignal): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  const limit = new AbortController();
+  const onTimeout = () => limit.abort(new ConversionError("limits", `Text recognition took longer than the allowed ${Math.round(ms / 1000)} seconds.`));
+  timeout.addEventListener("abort", onTimeout, { once: true });
+  return parent ? AbortSignal.any([limit.signal, parent]) : limit.signal;
+}
