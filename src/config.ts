@@ -30,6 +30,12 @@ export interface Config {
   officeRestartEvery: number;
   /** Tests and local use only: lets URL uploads reach loopback and private addresses. */
   fetchAllowPrivate: boolean;
+  /** A URL upload's whole fetch, redirects included; past it the document fails (code 1), not retried. */
+  fetchTimeoutMs: number;
+  /** A fetch slower than this over any 10 s is cut and fails for good: a trickling server cannot hold a slot. */
+  fetchMinBytesPerSecond: number;
+  /** Jobs of one account running at once, across every worker; the other slots stay free for other accounts. */
+  jobsPerAccount: number;
   jobTimeoutMs: number;
   /** How long a claimed job stays a worker's without a heartbeat; a dead worker's job is taken over after it. */
   jobLeaseMs: number;
@@ -119,6 +125,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push(`QUIRE_SECRET_KEY: ${(err as Error).message}`);
   }
 
+  const workerConcurrency = int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1;
+  // Half the slots by default: a second account's job then starts at once, however long the first one's take.
+  const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.ceil(workerConcurrency / 2), 1, 1024) ?? 1;
+
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
@@ -136,11 +146,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
-    workerConcurrency: int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
+    workerConcurrency,
     officeSlots: int("QUIRE_OFFICE_SLOTS", availableParallelism(), 1, 64) ?? 1,
     officeTimeoutMs: (int("QUIRE_OFFICE_TIMEOUT_SECONDS", 120, 1, 3600) ?? 120) * 1000,
     officeRestartEvery: int("QUIRE_OFFICE_RESTART_EVERY", 200, 1, 100_000) ?? 200,
     fetchAllowPrivate: env.QUIRE_FETCH_ALLOW_PRIVATE === "1",
+    fetchTimeoutMs: (int("QUIRE_FETCH_TIMEOUT_SECONDS", 120, 5, 3600) ?? 120) * 1000,
+    jobsPerAccount,
+    fetchMinBytesPerSecond: int("QUIRE_FETCH_MIN_BYTES_PER_SECOND", 16_384, 0, 1 << 30) ?? 16_384,
     jobTimeoutMs: (int("QUIRE_JOB_TIMEOUT_SECONDS", 900, 10, 86_400) ?? 900) * 1000,
     jobLeaseMs: (int("QUIRE_JOB_LEASE_SECONDS", 60, 2, 3600) ?? 60) * 1000,
     maxAttempts: int("QUIRE_JOB_MAX_ATTEMPTS", 4, 1, 100) ?? 4,
