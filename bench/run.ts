@@ -4,6 +4,7 @@
  */
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
+import { benchFairness } from "./fairness.ts";
 import { benchLoad } from "./load.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
@@ -13,6 +14,7 @@ import { benchStartup } from "./startup.ts";
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
+  fairness: benchFairness,
   load: benchLoad,
   render: benchRender,
   scale: benchScale,
