@@ -34,7 +34,7 @@ export interface Config {
   fetchTimeoutMs: number;
   /** A fetch slower than this over any 10 s is cut and fails for good: a trickling server cannot hold a slot. */
   fetchMinBytesPerSecond: number;
-  /** Jobs of one account running at once, across every worker; the other slots stay free for other accounts. */
+  /** Jobs of one account one worker runs at once; its other slots stay free for other accounts. */
   jobsPerAccount: number;
   jobTimeoutMs: number;
   /** How long a claimed job stays a worker's without a heartbeat; a dead worker's job is taken over after it. */
@@ -126,8 +126,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const workerConcurrency = int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1;
-  // Half the slots by default: a second account's job then starts at once, however long the first one's take.
-  const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.ceil(workerConcurrency / 2), 1, 1024) ?? 1;
+  // One slot short of all by default: a second account's job then starts at once, however long the first one's take.
+  const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.max(1, workerConcurrency - 1), 1, 1024) ?? 1;
 
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",

@@ -44,11 +44,11 @@ for (const dialect of DIALECTS) {
     });
     after(async () => drop?.());
 
-    async function newDocument(): Promise<string> {
+    async function newDocument(owner = accountId): Promise<string> {
       const now = Date.now();
       const doc = buildNewDocument(
         newDocumentIds(now),
-        { accountId, username: "worker", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
+        { accountId: owner, username: "worker", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
         { name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined, downloadable: false, infoLink: "", language: "", access: "public", explicit: false, category: "000000", type: "000000", ratingsAllowed: true, soundUrl: "", publishDate: undefined, folderIds: [] },
         now,
       );
@@ -118,7 +118,7 @@ for (const dialect of DIALECTS) {
 
     test("a job whose worker died is taken over after its lease; the dead worker cannot finish it", async () => {
       const id = await newDocument();
-      const dead = (await store.jobs.claimNext("dead-worker", Date.now(), 300, { kinds: [CONVERT_DOCUMENT], perAccount: 1 }))!;
+      const dead = (await store.jobs.claimNext("dead-worker", Date.now(), 300, { kinds: [CONVERT_DOCUMENT] }))!;
       assert.equal(dead.documentId, id);
       const s = scripted(async () => "success");
       const w = startWorker(options(s.handler));
@@ -183,6 +183,37 @@ for (const dialect of DIALECTS) {
       await w.stop();
       assert.ok(lines.some((l) => l.includes("10.1.2.3") && l.includes("job failed for good")), "the log names the refused address");
       assert.doesNotMatch((s.gaveUp[0] as JobFailure).message, /10\.1\.2\.3|private/);
+    });
+
+    test("a worker runs no more of one account's jobs at once than its cap; another account's job runs beside them", async () => {
+      const other = (await store.accounts.createWithKey("other", "o".repeat(32), "s".repeat(32), 1))!;
+      const now = new Map<number, number>();
+      const most = new Map<number, number>();
+      let mostInAll = 0;
+      let otherStarted!: () => void;
+      const otherRuns = new Promise<void>((resolve) => (otherStarted = resolve));
+      const s = scripted(async (ctx) => {
+        const id = ctx.job.accountId;
+        now.set(id, (now.get(id) ?? 0) + 1);
+        most.set(id, Math.max(most.get(id) ?? 0, now.get(id)!));
+        mostInAll = Math.max(mostInAll, [...now.values()].reduce((a, b) => a + b, 0));
+        if (id === other) otherStarted();
+        // the busy account's jobs last until the other account's job has started (or long enough to see a third one start)
+        else await Promise.race([otherRuns, sleep(10_000)]);
+        await sleep(50);
+        now.set(id, now.get(id)! - 1);
+        return "success";
+      });
+      const busy = [];
+      for (let i = 0; i < 4; i++) busy.push(await newDocument());
+      const late = await newDocument(other);
+      const w = startWorker(options(s.handler, { concurrency: 3, maxRunningPerAccount: 1 }));
+      for (const id of [...busy, late]) assert.equal(await untilJobState(id, ["done", "failed"]), "done");
+      await w.stop();
+      assert.equal(most.get(accountId), 1, "one of the busy account's jobs at a time");
+      assert.equal(most.get(other), 1);
+      assert.equal(mostInAll, 2, "the other account's job ran beside them");
+      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
     test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {

@@ -13,8 +13,8 @@ export interface WorkerOptions {
   log: Logger;
   concurrency: number;
   /**
-   * Jobs of one account running at once across all workers: below `concurrency`, another
-   * account's job always finds a free slot, however long the first one's take.
+   * Jobs of one account this worker runs at once: below `concurrency`, another account's job
+   * always finds a free slot, however long the first one's take.
    */
   maxRunningPerAccount: number;
   leaseMs: number;
@@ -46,11 +46,32 @@ export interface RunningWorker {
  */
 export function startWorker(opts: WorkerOptions): RunningWorker {
   checkRegistry(opts.registry);
-  const rules = { kinds: [...opts.registry.keys()], perAccount: Math.max(1, opts.maxRunningPerAccount) };
+  const kinds = [...opts.registry.keys()];
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const now = opts.now ?? Date.now;
   const stopping = new AbortController();
   const running = new Set<AbortController>();
+
+  const perAccount = Math.max(1, opts.maxRunningPerAccount);
+  /** Jobs this worker runs per account; an account at `perAccount` is skipped by the claims. */
+  const runningByAccount = new Map<number, number>();
+  let claiming: Promise<unknown> = Promise.resolve();
+  /** One claim at a time in this worker, so two slots cannot both take an account's last free place. */
+  const claim = (): Promise<Job | undefined> => {
+    const next = claiming.then(async () => {
+      const skipAccounts = [...runningByAccount].filter(([, n]) => n >= perAccount).map(([id]) => id);
+      const job = await opts.jobs.claimNext(owner, now(), opts.leaseMs, { kinds, skipAccounts });
+      if (job) runningByAccount.set(job.accountId, (runningByAccount.get(job.accountId) ?? 0) + 1);
+      return job;
+    });
+    claiming = next.catch(() => undefined);
+    return next;
+  };
+  const released = (job: Job): void => {
+    const n = (runningByAccount.get(job.accountId) ?? 1) - 1;
+    if (n > 0) runningByAccount.set(job.accountId, n);
+    else runningByAccount.delete(job.accountId);
+  };
 
   const runOne = async (job: Job): Promise<void> => {
     const handler = opts.registry.get(job.kind);
@@ -126,7 +147,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     while (!stopping.signal.aborted) {
       let job: Job | undefined;
       try {
-        job = await opts.jobs.claimNext(owner, now(), opts.leaseMs, rules);
+        job = await claim();
       } catch (err) {
         opts.log.error({ err }, "claiming a job failed");
       }
@@ -134,7 +155,9 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         await sleep(opts.pollMs, undefined, { signal: stopping.signal }).catch(() => {});
         continue;
       }
-      await runOne(job).catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"));
+      await runOne(job)
+        .catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"))
+        .finally(() => released(job));
     }
   };
 

@@ -9,8 +9,8 @@ export type Job = Selectable<JobsTable>;
 export interface ClaimRules {
   /** The kinds it has handlers for: a job of any other kind is never claimed. */
   kinds: readonly JobKind[];
-  /** Running jobs one account may have at once, across all workers (at least 1). */
-  perAccount: number;
+  /** Accounts whose jobs it must not take now (it runs as many of theirs as it may). */
+  skipAccounts?: readonly number[];
 }
 
 /** Where a claim looks: one job whose lease ran out, or the oldest due job of an account. */
@@ -27,22 +27,25 @@ const CANDIDATES = 8;
  * the lease while it works (heartbeat) and ends the job `done`, `failed`, or `queued` again for a
  * retry. A lease that runs out (the worker died) makes the job claimable again.
  */
-export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lockForClaim" | "lockAccountForClaim">) {
+export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lockForClaim">) {
   /**
    * Where to look, best first: jobs whose lease ran out (their worker died), then the accounts
-   * with due work under the cap, fewest running jobs first, then oldest due job first. The
+   * with due work, fewest running jobs (in every worker) first, then oldest due job first. The
    * accounts are walked through the (state, account_id, run_at) index one seek at a time (a loose
    * index scan), so the cost grows with the number of accounts with queued work, not with the
    * length of their queues.
    */
   async function claimCandidates(now: number, rules: ClaimRules): Promise<Candidate[]> {
     const kinds = sql.join(rules.kinds.map((k) => sql.lit(k)));
-    const expired = await db
+    const skip = new Set(rules.skipAccounts ?? []);
+    let expiredQuery = db
       .selectFrom("jobs")
       .select(["id", "accountId"])
       .where("state", "=", "running")
       .where("leaseUntil", "<", now)
-      .where("kind", "in", [...rules.kinds])
+      .where("kind", "in", [...rules.kinds]);
+    if (skip.size > 0) expiredQuery = expiredQuery.where("accountId", "not in", [...skip]);
+    const expired = await expiredQuery
       .orderBy("runAt")
       .orderBy("id")
       .limit(CANDIDATES)
@@ -59,7 +62,7 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         (select min(j.run_at) from jobs j where j.state = 'queued' and j.account_id = q.account_id and j.run_at <= ${now} and j.kind in (${kinds})) as run_at
       from queued_accounts q where q.account_id is not null`.execute(db);
     const due = accounts.rows
-      .filter((r) => r.runAt !== null && Number(r.running) < rules.perAccount)
+      .filter((r) => r.runAt !== null && !skip.has(Number(r.accountId)))
       .sort((a, b) => Number(a.running) - Number(b.running) || Number(a.runAt) - Number(b.runAt) || Number(a.accountId) - Number(b.accountId))
       .slice(0, CANDIDATES);
     return [...expired.map((e) => ({ accountId: e.accountId, jobId: e.id })), ...due.map((r) => ({ accountId: Number(r.accountId) }))];
@@ -67,61 +70,42 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
 
   /**
    * Takes the candidate job (an expired lease), or the account's oldest due job that no other
-   * claim holds, if the account is still under the cap; undefined when there is none any more.
+   * claim holds; undefined when there is none any more (another worker was quicker).
    */
   async function claimOne(candidate: Candidate, owner: string, now: number, leaseMs: number, rules: ClaimRules): Promise<Job | undefined> {
-    const take = (q: Kysely<Database>) => {
-      const pick = dialect.lockForClaim(
-        candidate.jobId !== undefined
-          ? q
-              .selectFrom("jobs")
-              .select("id")
-              .where("id", "=", candidate.jobId)
-              .where("state", "=", "running")
-              .where("leaseUntil", "<", now)
-          : q
-              .selectFrom("jobs")
-              .select("id")
-              .where("state", "=", "queued")
-              .where("accountId", "=", candidate.accountId)
-              .where("runAt", "<=", now)
-              .where("kind", "in", [...rules.kinds])
-              .orderBy("runAt")
-              .orderBy("id")
-              .limit(1),
-      );
-      return q
-        .updateTable("jobs")
-        .set((eb) => ({ state: "running", leaseOwner: owner, leaseUntil: now + leaseMs, attempts: eb("attempts", "+", 1), updatedAt: now }))
-        .where("id", "=", (eb) => eb.selectFrom(pick.as("due")).select("due.id"))
-        .where(
-          (eb) =>
-            eb
-              .selectFrom("jobs as r")
-              .select((r) => r.fn.countAll().as("n"))
-              .where("r.accountId", "=", candidate.accountId)
-              .where("r.state", "=", "running")
-              .where("r.leaseUntil", ">=", now),
-          "<",
-          rules.perAccount,
-        )
-        .returningAll()
-        .executeTakeFirst();
-    };
-    const lock = dialect.lockAccountForClaim;
-    if (!lock) return take(db);
-    return db.transaction().execute(async (trx) => {
-      await lock(trx, candidate.accountId);
-      return take(trx);
-    });
+    const pick = dialect.lockForClaim(
+      candidate.jobId !== undefined
+        ? db
+            .selectFrom("jobs")
+            .select("id")
+            .where("id", "=", candidate.jobId)
+            .where("state", "=", "running")
+            .where("leaseUntil", "<", now)
+        : db
+            .selectFrom("jobs")
+            .select("id")
+            .where("state", "=", "queued")
+            .where("accountId", "=", candidate.accountId)
+            .where("runAt", "<=", now)
+            .where("kind", "in", [...rules.kinds])
+            .orderBy("runAt")
+            .orderBy("id")
+            .limit(1),
+    );
+    return db
+      .updateTable("jobs")
+      .set((eb) => ({ state: "running", leaseOwner: owner, leaseUntil: now + leaseMs, attempts: eb("attempts", "+", 1), updatedAt: now }))
+      .where("id", "=", (eb) => eb.selectFrom(pick.as("due")).select("due.id"))
+      .returningAll()
+      .executeTakeFirst();
   }
 
   return {
     /**
      * Claims a due job (queued and due, or running with an expired lease: its worker died) of one
      * of `kinds`, sharing the workers fairly among accounts: the accounts with the fewest running
-     * jobs go first, each with its oldest due job, and an account already running `perAccount`
-     * jobs (across every worker) gets none. Undefined when there is nothing to claim now.
+     * jobs go first, each with its oldest due job; `skipAccounts` get none. Undefined when there
+     * is nothing to claim now.
      */
     async claimNext(owner: string, now: number, leaseMs: number, rules: ClaimRules): Promise<Job | undefined> {
       if (rules.kinds.length === 0) return undefined;

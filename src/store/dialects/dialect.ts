@@ -14,13 +14,6 @@ export interface StoreDialect {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   lockForClaim<QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB;
   /**
-   * Inside a claim's transaction, makes claims for the same account wait for each other, so the
-   * per-account count of running jobs a claim checks cannot be passed by two claims at once
-   * (PostgreSQL: a transaction-scoped advisory lock). SQLite runs each write statement under its
-   * single writer lock, so its claim, one statement, needs nothing.
-   */
-  lockAccountForClaim?(trx: Kysely<Database>, accountId: number): Promise<void>;
-  /**
    * A text column as it must be ordered so both dialects sort alike, in code point order
    * (SQLite's BINARY collation is that order for UTF-8; PostgreSQL needs "C").
    */

@@ -4,8 +4,6 @@ import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
 
 const INT8_OID = 20;
-/** The first key of the advisory locks that serialise claims per account ("QJ"); the account id is the second. */
-const CLAIM_LOCK_CLASS = 0x514a;
 
 export function openPostgres(url: string, poolSize = 10): StoreDialect {
   const pool = new pg.Pool({
@@ -24,9 +22,6 @@ export function openPostgres(url: string, poolSize = 10): StoreDialect {
     autoId: (col) => col.primaryKey().generatedByDefaultAsIdentity(),
     orderableText: (column) => sql`${sql.ref(column)} collate "C"`,
     lockForClaim: (qb) => qb.forUpdate().skipLocked() as typeof qb,
-    lockAccountForClaim: async (trx, accountId) => {
-      await sql`select pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, ${accountId}::int)`.execute(trx);
-    },
     documentsVersionTriggers: () => [
       `create function bump_documents_version() returns trigger language plpgsql as $$
        begin
