@@ -5,6 +5,7 @@
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
 import { benchDetect } from "./detect.ts";
+import { benchFairness } from "./fairness.ts";
 import { benchLoad } from "./load.ts";
 import { benchOcr } from "./ocr.ts";
 import { benchRender } from "./render.ts";
@@ -16,6 +17,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
   detect: benchDetect,
+  fairness: benchFairness,
   load: benchLoad,
   ocr: benchOcr,
   render: benchRender,

@@ -31,6 +31,12 @@ export interface Config {
   officeRestartEvery: number;
   /** Tests and local use only: lets URL uploads reach loopback and private addresses. */
   fetchAllowPrivate: boolean;
+  /** A URL upload's whole fetch, redirects included; past it the document fails (code 1), not retried. */
+  fetchTimeoutMs: number;
+  /** A fetch slower than this over any 10 s is cut and fails for good: a trickling server cannot hold a slot. */
+  fetchMinBytesPerSecond: number;
+  /** Jobs of one account one worker runs at once; its other slots stay free for other accounts. */
+  jobsPerAccount: number;
   jobTimeoutMs: number;
   /** How long a claimed job stays a worker's without a heartbeat; a dead worker's job is taken over after it. */
   jobLeaseMs: number;
@@ -126,6 +132,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const ocrLanguages = env.QUIRE_OCR_LANGUAGES ? parseLanguageList(env.QUIRE_OCR_LANGUAGES) : [...DEFAULT_OCR_LANGUAGES];
   if (!ocrLanguages) problems.push(`QUIRE_OCR_LANGUAGES=${JSON.stringify(env.QUIRE_OCR_LANGUAGES)}: expected Tesseract language names joined by "+" or ",", e.g. eng+deu`);
+  const workerConcurrency = int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1;
+  // One slot short of all by default: a second account's job then starts at once, however long the first one's take.
+  const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.max(1, workerConcurrency - 1), 1, 1024) ?? 1;
 
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
@@ -144,11 +153,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
-    workerConcurrency: int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
+    workerConcurrency,
     officeSlots: int("QUIRE_OFFICE_SLOTS", availableParallelism(), 1, 64) ?? 1,
     officeTimeoutMs: (int("QUIRE_OFFICE_TIMEOUT_SECONDS", 120, 1, 3600) ?? 120) * 1000,
     officeRestartEvery: int("QUIRE_OFFICE_RESTART_EVERY", 200, 1, 100_000) ?? 200,
     fetchAllowPrivate: env.QUIRE_FETCH_ALLOW_PRIVATE === "1",
+    fetchTimeoutMs: (int("QUIRE_FETCH_TIMEOUT_SECONDS", 120, 5, 3600) ?? 120) * 1000,
+    jobsPerAccount,
+    fetchMinBytesPerSecond: int("QUIRE_FETCH_MIN_BYTES_PER_SECOND", 16_384, 0, 1 << 30) ?? 16_384,
     jobTimeoutMs: (int("QUIRE_JOB_TIMEOUT_SECONDS", 900, 10, 86_400) ?? 900) * 1000,
     jobLeaseMs: (int("QUIRE_JOB_LEASE_SECONDS", 60, 2, 3600) ?? 60) * 1000,
     maxAttempts: int("QUIRE_JOB_MAX_ATTEMPTS", 4, 1, 100) ?? 4,

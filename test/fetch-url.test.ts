@@ -83,6 +83,8 @@ subscribe("net.client.socket", () => socketsCreated++);
 
 const OPTS: FetchOptions = { maxBytes: 1 << 20, allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, totalTimeoutMs: 10_000 };
 const GUARD = { timeout: 15_000 };
+/** The one message for a name that does not resolve and an address that is refused. */
+const UNUSABLE = /^The server name could not be found, or its address is not allowed\.$/;
 
 let server: TestServer;
 let dir: string;
@@ -175,15 +177,24 @@ describe("fetchToFile: address rules (allowPrivate=false)", () => {
     const counter = shown.includes("localhost") ? lookups : connectionsNow;
     test(`refuses ${shown} without connecting`, GUARD, async () => {
       const seen = counter();
-      await fails(url(server.port), strict, /^The address resolves to .*, which is not allowed\.$/, false);
+      const err = await fails(url(server.port), strict, UNUSABLE, false);
+      assert.match(err.detail ?? "", /^resolves to .* \(.+\)$/, "the log learns which rule refused it");
       assert.equal(counter(), seen, "no connection was attempted");
     });
   }
 
-  test("names the rule: loopback, metadata, private", GUARD, async () => {
-    await fails(server.url("/"), strict, /loopback/, false);
-    await fails("http://169.254.169.254/", strict, /metadata/, false);
-    await fails("http://10.0.0.1/", strict, /private network/, false);
+  test("names the rule in the detail for the log only: loopback, metadata, private", GUARD, async () => {
+    assert.match((await fails(server.url("/"), strict, UNUSABLE, false)).detail ?? "", /loopback/);
+    assert.match((await fails("http://169.254.169.254/", strict, UNUSABLE, false)).detail ?? "", /metadata/);
+    assert.match((await fails("http://10.0.0.1/", strict, UNUSABLE, false)).detail ?? "", /private network/);
+  });
+
+  test("a name that does not exist and one that resolves to a private address get the same message", GUARD, async () => {
+    const missing = await fails("http://no-such-host.invalid/", strict, UNUSABLE, false);
+    const internal = await fails(`http://localhost:${server.port}/`, strict, UNUSABLE, false);
+    assert.equal(missing.message, internal.message);
+    assert.match(missing.detail ?? "", /no such host/);
+    assert.match(internal.detail ?? "", /loopback/);
   });
 
   test("refuses other schemes and URLs with credentials, without connecting", GUARD, async () => {
@@ -200,7 +211,8 @@ describe("fetchToFile: address rules (allowPrivate=false)", () => {
     const outer = await startServer((_req, res) => res.writeHead(302, { location: inner.url("/secret") }).end(), "127.0.0.1");
     try {
       const hooked: FetchOptions = { ...strict, isAllowedAddress: (ip) => ip === "127.0.0.1" };
-      await fails(outer.url("/"), hooked, /loopback.*not allowed/, false);
+      const err = await fails(outer.url("/"), hooked, UNUSABLE, false);
+      assert.match(err.detail ?? "", /loopback/);
       assert.equal(outer.requests.length, 1, "the first hop was fetched");
       assert.equal(inner.connections, 0, "the redirect target saw no connection");
     } finally {
@@ -235,8 +247,19 @@ describe("fetchToFile: failures", () => {
     await fails(server.url("/stall"), { ...OPTS, idleTimeoutMs: 300 }, /stopped sending/, true);
   });
 
-  test("total timeout is transient", GUARD, async () => {
-    await fails(server.url("/dribble"), { ...OPTS, totalTimeoutMs: 400 }, /took longer than/, true);
+  test("total timeout is permanent: the same server would run out of time again", GUARD, async () => {
+    await fails(server.url("/dribble"), { ...OPTS, totalTimeoutMs: 400 }, /took longer than/, false);
+  });
+
+  test("a server sending below the minimum rate is cut after one window, for good", GUARD, async () => {
+    // /dribble sends a byte every 50 ms: it never trips the idle rule, and would run to the total limit.
+    await fails(server.url("/dribble"), { ...OPTS, totalTimeoutMs: 60_000, minBytesPerSecond: 1000, rateWindowMs: 300 }, /too slowly \(less than 1000 bytes per second\)/, false);
+  });
+
+  test("a fast server passes the minimum rate", GUARD, async () => {
+    const path = dest();
+    await fetchToFile(server.url("/docs/report%20final.pdf"), path, { ...OPTS, minBytesPerSecond: 1000, rateWindowMs: 300 });
+    assert.deepEqual(await readFile(path), BODY);
   });
 
   test("HTTP 404 is permanent; 503 and 429 are transient", GUARD, async () => {

@@ -127,6 +127,12 @@ describe("URL uploads with private addresses allowed", { timeout: 180_000 }, () 
           // headers, then nothing, ever
           res.writeHead(200, { "content-type": "application/pdf" });
           return void res.flushHeaders();
+        case "/trickle.pdf": {
+          // a byte now and then: never idle long enough for the idle rule
+          res.writeHead(200, { "content-type": "application/pdf" });
+          const timer = setInterval(() => res.write("%"), 200);
+          return void res.on("close", () => clearInterval(timer));
+        }
         case "/endless.pdf": {
           // no content-length; streams until the client goes away
           res.writeHead(200, { "content-type": "application/pdf" });
@@ -156,7 +162,8 @@ describe("URL uploads with private addresses allowed", { timeout: 180_000 }, () 
     p = await Pipeline.start({
       officeTimeoutMs: 15_000,
       allowPrivate: true,
-      fetch: { maxBytes: MAX, connectTimeoutMs: 2000, idleTimeoutMs: 1000, totalTimeoutMs: 15_000 },
+      // the rate window is longer than the idle limit, so /idle.pdf still meets the idle rule first
+      fetch: { maxBytes: MAX, connectTimeoutMs: 2000, idleTimeoutMs: 1000, totalTimeoutMs: 15_000, minBytesPerSecond: 1000, rateWindowMs: 1500 },
       maxAttempts: MAX_ATTEMPTS,
       retryBaseMs: 50,
       retryMaxMs: 200,
@@ -183,6 +190,13 @@ describe("URL uploads with private addresses allowed", { timeout: 180_000 }, () 
     assertFetchFailure(d, "idle");
     // the idle timeout is transient: every attempt fetched again
     assert.equal(web.requests.filter((r) => r === "/idle.pdf").length - before, MAX_ATTEMPTS);
+  });
+
+  test("a server trickling below the minimum rate ends in F 1 at the first attempt, not retried", async () => {
+    const d = await p.uploadAndSettle(`${web.base}/trickle.pdf`);
+    assertFetchFailure(d, "trickle");
+    assert.match(d.errorMessage, /too slowly/);
+    assert.equal(web.requests.filter((r) => r === "/trickle.pdf").length, 1, "fetched once: it would be as slow again");
   });
 
   test("an endless body is cut and ends in F 1", async () => {
@@ -237,6 +251,14 @@ describe("URL uploads with private addresses refused", { timeout: 180_000 }, () 
       assert.match(d.errorMessage, /not allowed/, `${url}: refused as an address, not as a network error`);
     }
     assert.deepEqual(web.requests, [], "the local server saw no request");
+  });
+
+  test("a name that does not exist ends with the same message as a private address (internal DNS cannot be probed)", async () => {
+    const missing = await p.uploadAndSettle("http://no-such-host.invalid/x.pdf");
+    const internal = await p.uploadAndSettle(`http://localhost:${web.port}/x.pdf`);
+    assertFetchFailure(missing, "no such host");
+    assertFetchFailure(internal, "localhost");
+    assert.equal(missing.errorMessage, internal.errorMessage);
   });
 });
 

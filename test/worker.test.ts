@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import pino from "pino";
+import { Writable } from "node:stream";
 import { ConversionError } from "../src/convert/conversion-error.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
+import { JobFailure } from "../src/domain/job-failure.ts";
+import { CONVERT_DOCUMENT } from "../src/domain/job-kinds.ts";
 import { backoffDelay } from "../src/jobs/backoff.ts";
 import { checkRegistry, type JobContext, type JobHandler } from "../src/jobs/job-registry.ts";
 import { sweep } from "../src/jobs/sweeper.ts";
@@ -14,7 +17,7 @@ import { DIALECTS, postgresUnavailable } from "./helpers/dialects.ts";
 const log = pino({ level: "silent" });
 const pgSkip = await postgresUnavailable();
 
-/** A job kind whose behaviour each test scripts: the runner is what is under test here. */
+/** A handler (for the one real kind) whose behaviour each test scripts: the runner is what is under test here. */
 function scripted(behave: (ctx: JobContext) => Promise<"success" | "failed" | "skipped">) {
   const gaveUp: unknown[] = [];
   const runs: number[] = [];
@@ -41,21 +44,21 @@ for (const dialect of DIALECTS) {
     });
     after(async () => drop?.());
 
-    async function newDocument(kind = "scripted"): Promise<string> {
+    async function newDocument(owner = accountId): Promise<string> {
       const now = Date.now();
       const doc = buildNewDocument(
         newDocumentIds(now),
-        { accountId, username: "worker", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
+        { accountId: owner, username: "worker", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
         { name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined, downloadable: false, infoLink: "", language: "", access: "public", explicit: false, category: "000000", type: "000000", ratingsAllowed: true, soundUrl: "", publishDate: undefined, folderIds: [] },
         now,
       );
-      await store.documents.insertWithJob(doc, kind);
+      await store.documents.insertWithJob(doc, CONVERT_DOCUMENT);
       return doc.documentId;
     }
 
     function options(handler: JobHandler, over: Partial<WorkerOptions> = {}): WorkerOptions {
       return {
-        jobs: store.jobs, registry: new Map([["scripted", handler]]), log, concurrency: 1, leaseMs: 2000, heartbeatMs: 200,
+        jobs: store.jobs, registry: new Map([[CONVERT_DOCUMENT, handler]]), log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
         pollMs: 20, jobTimeoutMs: 10_000, maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 20, stopGraceMs: 2000, ...over,
       };
     }
@@ -115,7 +118,7 @@ for (const dialect of DIALECTS) {
 
     test("a job whose worker died is taken over after its lease; the dead worker cannot finish it", async () => {
       const id = await newDocument();
-      const dead = (await store.jobs.claimNext("dead-worker", Date.now(), 300))!;
+      const dead = (await store.jobs.claimNext("dead-worker", Date.now(), 300, { kinds: [CONVERT_DOCUMENT] }))!;
       assert.equal(dead.documentId, id);
       const s = scripted(async () => "success");
       const w = startWorker(options(s.handler));
@@ -141,14 +144,86 @@ for (const dialect of DIALECTS) {
       await store.jobs.failAllFor(id, "test over", Date.now());
     });
 
+    test("a registry without a handler for every kind refuses to start", () => {
+      const s = scripted(async () => "success");
+      assert.throws(() => startWorker(options(s.handler, { registry: new Map() })), /no handler for \[convert-document\]/);
+    });
+
+    test("a giveUp that throws still ends the job, which is not claimed again", async () => {
+      const s = scripted(async () => {
+        throw new JobFailure("corrupt", "unreadable");
+      });
+      let gaveUp = 0;
+      const handler: JobHandler = {
+        run: s.handler.run,
+        async giveUp() {
+          gaveUp++;
+          throw new Error("database down");
+        },
+      };
+      const id = await newDocument();
+      const w = startWorker(options(handler, { leaseMs: 300, heartbeatMs: 100 }));
+      assert.equal(await untilJobState(id, ["failed"]), "failed");
+      await sleep(800); // past the lease: a job left running would be claimed again now
+      await w.stop();
+      assert.deepEqual(s.runs, [1]);
+      assert.equal(gaveUp, 1);
+      await store.jobs.failAllFor(id, "test over", Date.now());
+    });
+
+    test("a failure's detail goes to the log, its message to giveUp", async () => {
+      const lines: string[] = [];
+      const sink = new Writable({ write: (chunk: Buffer, _enc, done) => void (lines.push(chunk.toString()), done()) });
+      const s = scripted(async () => {
+        throw new JobFailure("fetch", "The server name could not be found, or its address is not allowed.", { detail: "resolves to a private network address (10.1.2.3)" });
+      });
+      const id = await newDocument();
+      const w = startWorker(options(s.handler, { log: pino({ level: "warn" }, sink) }));
+      assert.equal(await untilJobState(id, ["failed"]), "failed");
+      await w.stop();
+      assert.ok(lines.some((l) => l.includes("10.1.2.3") && l.includes("job failed for good")), "the log names the refused address");
+      assert.doesNotMatch((s.gaveUp[0] as JobFailure).message, /10\.1\.2\.3|private/);
+    });
+
+    test("a worker runs no more of one account's jobs at once than its cap; another account's job runs beside them", async () => {
+      const other = (await store.accounts.createWithKey("other", "o".repeat(32), "s".repeat(32), 1))!;
+      const now = new Map<number, number>();
+      const most = new Map<number, number>();
+      let mostInAll = 0;
+      let otherStarted!: () => void;
+      const otherRuns = new Promise<void>((resolve) => (otherStarted = resolve));
+      const s = scripted(async (ctx) => {
+        const id = ctx.job.accountId;
+        now.set(id, (now.get(id) ?? 0) + 1);
+        most.set(id, Math.max(most.get(id) ?? 0, now.get(id)!));
+        mostInAll = Math.max(mostInAll, [...now.values()].reduce((a, b) => a + b, 0));
+        if (id === other) otherStarted();
+        // the busy account's jobs last until the other account's job has started (or long enough to see a third one start)
+        else await Promise.race([otherRuns, sleep(10_000)]);
+        await sleep(50);
+        now.set(id, now.get(id)! - 1);
+        return "success";
+      });
+      const busy = [];
+      for (let i = 0; i < 4; i++) busy.push(await newDocument());
+      const late = await newDocument(other);
+      const w = startWorker(options(s.handler, { concurrency: 3, maxRunningPerAccount: 1 }));
+      for (const id of [...busy, late]) assert.equal(await untilJobState(id, ["done", "failed"]), "done");
+      await w.stop();
+      assert.equal(most.get(accountId), 1, "one of the busy account's jobs at a time");
+      assert.equal(most.get(other), 1);
+      assert.equal(mostInAll, 2, "the other account's job ran beside them");
+      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+    });
+
     test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {
       // the scripted jobs above leave their documents in P: heal those first, so the counts below are this test's own
-      await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000 });
+      await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });
       const lost = await newDocument();
       await store.db.deleteFrom("jobs").where("documentId", "=", lost).execute();
       const ended = await newDocument();
       await store.jobs.failAllFor(ended, "crashed", Date.now());
-      const report = await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000 });
+      const report = await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });
       assert.equal(report.requeued, 1);
       assert.equal(report.failed, 1);
       assert.equal((await store.jobs.getForDocument(lost))[0]!.state, "queued");
@@ -156,7 +231,7 @@ for (const dialect of DIALECTS) {
       assert.equal(failedDoc.state, "F");
       assert.equal(failedDoc.errorCode, 9);
 
-      const overdue = await sweep({ store, log, jobKind: "scripted", maxProcessingMs: 3_600_000, now: () => Date.now() + 7_200_000 });
+      const overdue = await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000, now: () => Date.now() + 7_200_000 });
       assert.ok(overdue.overdue >= 1);
       assert.equal((await store.documents.getForConversion(lost))!.state, "F");
       assert.equal((await store.jobs.getForDocument(lost))[0]!.state, "failed");
@@ -173,6 +248,9 @@ test("backoff grows and is capped", () => {
 
 test("the registry must match the job kinds exactly", () => {
   const h: JobHandler = { run: async () => "success", giveUp: async () => {} };
+  checkRegistry(new Map([[CONVERT_DOCUMENT, h]]));
+  assert.throws(() => checkRegistry(new Map()), /no handler for \[convert-document\]/);
+  assert.throws(() => checkRegistry(new Map([[CONVERT_DOCUMENT, h], ["webhook-delivery", h]])), /unknown kinds \[webhook-delivery\]/);
   checkRegistry(new Map([["a", h]]), ["a"]);
   assert.throws(() => checkRegistry(new Map(), ["a"]), /no handler for \[a\]/);
   assert.throws(() => checkRegistry(new Map([["a", h], ["b", h]]), ["a"]), /unknown kinds \[b\]/);

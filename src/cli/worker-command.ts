@@ -4,7 +4,6 @@ import type { Config } from "../config.ts";
 import { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { claimOfficeWorkDir } from "../convert/office-workdir.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../jobs/convert-document.ts";
-import { checkRegistry } from "../jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "../jobs/orphan-sweep.ts";
 import { sweep } from "../jobs/sweeper.ts";
 import { startWorker } from "../jobs/worker.ts";
@@ -14,9 +13,6 @@ import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
 import { startOpsServer } from "../ops/ops-server.ts";
 import { openServices } from "../services.ts";
 import { blobReferencesRepo } from "../store/blob-references.ts";
-
-/** Every job kind the API enqueues; the worker refuses to start unless each has one handler. */
-export const JOB_KINDS = [CONVERT_DOCUMENT] as const;
 
 /** `quire worker`: takes conversion jobs from the store until SIGTERM; never loads the HTTP stack. */
 export async function workerCommand(config: Readonly<Config>): Promise<void> {
@@ -59,6 +55,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   });
   await office.start();
   if (stopping) return;
+  // startWorker refuses to start unless this has one handler for every kind of src/domain/job-kinds.ts.
   const registry = new Map([
     [
       CONVERT_DOCUMENT,
@@ -73,14 +70,14 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
           allowPrivate: config.fetchAllowPrivate,
           connectTimeoutMs: 10_000,
           idleTimeoutMs: 30_000,
-          totalTimeoutMs: 300_000,
+          totalTimeoutMs: config.fetchTimeoutMs,
+          minBytesPerSecond: config.fetchMinBytesPerSecond,
         },
         pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
         pageWidths: { thumb: 200, read: 1200 },
       }),
     ],
   ]);
-  checkRegistry(registry, JOB_KINDS);
   const metrics = createMetrics({ role: "worker" });
   registerQueueGauges(metrics, services.store.jobs);
   const worker = startWorker({
@@ -88,6 +85,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     registry,
     log,
     concurrency: config.workerConcurrency,
+    maxRunningPerAccount: config.jobsPerAccount,
     leaseMs: config.jobLeaseMs,
     heartbeatMs: Math.max(500, Math.floor(config.jobLeaseMs / 4)),
     pollMs: 500,

@@ -1,31 +1,14 @@
-/**
- * Why a conversion ended, as the `errorCode` values of decisions §6. `transient` failures
- * (network trouble, a crashed converter) are retried with backoff; the others end the document in F.
- */
-export const CONVERSION_ERROR_CODES = {
-  fetch: 1,
-  format: 2,
-  corrupt: 3,
-  encrypted: 4,
-  limits: 5,
-  internal: 9,
-} as const;
+import { FAILURE_CODES, JobFailure, type FailureKind, type JobFailureOptions } from "../domain/job-failure.ts";
 
-export type ConversionErrorKind = keyof typeof CONVERSION_ERROR_CODES;
+/** The failure codes of decisions §6, under the name the converters have always used. */
+export const CONVERSION_ERROR_CODES = FAILURE_CODES;
 
-export class ConversionError extends Error {
-  readonly kind: ConversionErrorKind;
-  readonly transient: boolean;
+export type ConversionErrorKind = FailureKind;
 
-  /** `message` is a sentence for people: it becomes the document's `errorMessage`. */
-  constructor(kind: ConversionErrorKind, message: string, opts: { transient?: boolean; cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
+/** A converter's failure: a JobFailure, so the job runner retries it or not without knowing conversions. */
+export class ConversionError extends JobFailure {
+  constructor(kind: ConversionErrorKind, message: string, opts: JobFailureOptions = {}) {
+    super(kind, message, opts);
     this.name = "ConversionError";
-    this.kind = kind;
-    this.transient = opts.transient ?? false;
-  }
-
-  get code(): number {
-    return CONVERSION_ERROR_CODES[this.kind];
   }
 }

@@ -21,7 +21,14 @@ export interface FetchOptions {
   allowPrivate: boolean; // QUIRE_FETCH_ALLOW_PRIVATE=1, tests and local use only: every address allowed
   connectTimeoutMs: number; // per hop, DNS included, until the TCP connection is up
   idleTimeoutMs: number; // no byte for this long fails the fetch
-  totalTimeoutMs: number; // the whole fetch, redirects included
+  totalTimeoutMs: number; // the whole fetch, redirects included; past it the fetch fails for good
+  /**
+   * Fewer bytes than this per second over a window of `rateWindowMs` (the first one counting from
+   * the request) fail the fetch for good: a server that trickles a byte now and then passes the
+   * idle rule, and would otherwise hold a worker slot for the whole total time. 0 or unset: no floor.
+   */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number; // default 10 s
   maxRedirects?: number; // default 5
   signal?: AbortSignal; // the worker cancels (document deleted)
   /**
@@ -65,6 +72,9 @@ class FetchRun {
   private req: ClientRequest | undefined;
   private res: IncomingMessage | undefined;
   private totalTimer: NodeJS.Timeout | undefined;
+  private rateTimer: NodeJS.Timeout | undefined;
+  /** Body bytes received so far, for the minimum rate. */
+  private received = 0;
   private readonly onAbort = (): void => {
     this.fail(new ConversionError("fetch", "The fetch was cancelled.", { cause: this.opts.signal?.reason }));
   };
@@ -80,7 +90,9 @@ class FetchRun {
     signal?.addEventListener("abort", this.onAbort, { once: true });
     const ms = this.opts.totalTimeoutMs;
     const limit = ms >= 1000 ? `${Math.round(ms / 1000)} seconds` : `${ms} milliseconds`;
-    this.totalTimer = setTimeout(() => this.fail(fetchError(`The fetch took longer than ${limit}.`, true)), ms);
+    // Permanent: the same server answering as slowly would run out of time again.
+    this.totalTimer = setTimeout(() => this.fail(fetchError(`The fetch took longer than ${limit}.`, false)), ms);
+    this.watchRate();
 
     const maxRedirects = this.opts.maxRedirects ?? 5;
     let target = parseTarget(url);
@@ -108,6 +120,7 @@ class FetchRun {
 
   dispose(): void {
     clearTimeout(this.totalTimer);
+    clearInterval(this.rateTimer);
     this.opts.signal?.removeEventListener("abort", this.onAbort);
     this.res?.destroy();
     this.req?.destroy();
@@ -119,8 +132,24 @@ class FetchRun {
     this.req?.destroy(err);
   }
 
+  /** Fails the fetch for good when a window passes with fewer bytes than the minimum rate asks. */
+  private watchRate(): void {
+    const rate = this.opts.minBytesPerSecond ?? 0;
+    if (rate <= 0) return;
+    const windowMs = this.opts.rateWindowMs ?? 10_000;
+    const floor = (rate * windowMs) / 1000;
+    let atWindowStart = 0;
+    this.rateTimer = setInterval(() => {
+      if (this.received - atWindowStart < floor) {
+        this.fail(fetchError(`The server sent the file too slowly (less than ${formatBytes(rate)} per second).`, false));
+      }
+      atWindowStart = this.received;
+    }, windowMs);
+  }
+
+  /** The caller learns only that the address is unusable: which it was (no such name, a private address) is for the log. */
   private refuse(ip: string): ConversionError {
-    const err = fetchError(`The address resolves to ${describeCategory(classifyAddress(ip))}, which is not allowed.`, false);
+    const err = unusableAddress(`resolves to ${describeCategory(classifyAddress(ip))} (${ip})`);
     this.failure ??= err;
     return err;
   }
@@ -191,6 +220,7 @@ class FetchRun {
     try {
       for await (const chunk of res as AsyncIterable<Buffer>) {
         size += chunk.length;
+        this.received = size;
         if (size > max) throw tooLarge(max);
         if (!file.write(chunk)) await once(file, "drain");
       }
@@ -206,6 +236,16 @@ class FetchRun {
 
 function fetchError(message: string, transient: boolean, cause?: unknown): ConversionError {
   return new ConversionError("fetch", message, { transient, cause });
+}
+
+/**
+ * One sentence for a name that does not resolve and for one that resolves to an address that is
+ * refused: telling them apart would let a caller probe which internal names exist.
+ */
+const UNUSABLE_ADDRESS = "The server name could not be found, or its address is not allowed.";
+
+function unusableAddress(detail: string, cause?: unknown): ConversionError {
+  return new ConversionError("fetch", UNUSABLE_ADDRESS, { transient: false, cause, detail });
 }
 
 function tooLarge(max: number): ConversionError {
@@ -241,7 +281,7 @@ function toConversionError(err: unknown): ConversionError {
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? "";
   switch (code) {
     case "ENOTFOUND":
-      return fetchError("The server name could not be found.", false, err);
+      return unusableAddress("no such host (ENOTFOUND)", err);
     case "EAI_AGAIN":
       return fetchError("The server name could not be looked up right now.", true, err);
     case "ECONNREFUSED":

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import { ConversionError } from "../convert/conversion-error.ts";
+import { JobFailure } from "../domain/job-failure.ts";
 import { detectFormat } from "../convert/detect-format.ts";
 import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
 import type { OfficeConverter } from "../convert/office-to-pdf.ts";
@@ -17,7 +18,7 @@ import { isUniqueViolation } from "../store/documents.ts";
 import type { Store } from "../store/open-store.ts";
 import type { JobHandler } from "./job-registry.ts";
 
-export const CONVERT_DOCUMENT = "convert-document";
+export { CONVERT_DOCUMENT } from "../domain/job-kinds.ts";
 
 export interface ConvertDeps {
   store: Store;
@@ -97,7 +98,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
     },
 
     async giveUp(job, error) {
-      const known = error instanceof ConversionError;
+      const known = error instanceof JobFailure;
       const message = known ? error.message : "An internal error stopped the conversion.";
       await deps.store.documents.markFailed(job.documentId, known ? error.code : 9, message, Date.now());
       // What a failed run made (the PDF of an office document, pages, covers) serves nobody now;

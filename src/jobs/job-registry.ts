@@ -1,3 +1,4 @@
+import { JOB_KINDS, type JobKind } from "../domain/job-kinds.ts";
 import type { Job } from "../store/jobs.ts";
 
 export type JobOutcome = "success" | "failed" | "skipped";
@@ -12,17 +13,21 @@ export interface JobContext {
  * One shape for every job kind: `run` re-reads its state by id, does the heavy work outside any
  * transaction and records the result in one short transaction, so a second run is harmless.
  * `giveUp` records a final failure (the document ends in F) when retries are exhausted or the
- * error is permanent.
+ * error is permanent. Failures are reported as `JobFailure`s (src/domain/job-failure.ts); anything
+ * else counts as transient trouble.
  */
 export interface JobHandler {
   run(ctx: JobContext): Promise<JobOutcome>;
   giveUp(job: Job, error: unknown): Promise<void>;
 }
 
-export type JobRegistry = ReadonlyMap<string, JobHandler>;
+export type JobRegistry = ReadonlyMap<JobKind, JobHandler>;
 
-/** Every job kind the store can hold must have exactly one handler; a worker refuses to start otherwise. */
-export function checkRegistry(registry: JobRegistry, kinds: readonly string[]): void {
+/**
+ * Every job kind the store can hold (JOB_KINDS) must have exactly one handler; a worker refuses to
+ * start otherwise. `kinds` is there for tests only.
+ */
+export function checkRegistry(registry: ReadonlyMap<string, JobHandler>, kinds: readonly string[] = JOB_KINDS): void {
   const missing = kinds.filter((k) => !registry.has(k));
   const unknown = [...registry.keys()].filter((k) => !kinds.includes(k));
   if (missing.length > 0 || unknown.length > 0) {

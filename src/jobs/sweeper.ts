@@ -1,11 +1,13 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/open-store.ts";
-import { CONVERSION_ERROR_CODES } from "../convert/conversion-error.ts";
+import { FAILURE_CODES } from "../domain/job-failure.ts";
+import type { JobKind } from "../domain/job-kinds.ts";
 
 export interface SweepOptions {
   store: Store;
   log: Logger;
-  jobKind: string;
+  /** The kind that brings a document out of P, re-enqueued for a document whose job was lost. */
+  jobKind: JobKind;
   /** No document stays in P longer than this (decisions §6). */
   maxProcessingMs: number;
   batch?: number;
@@ -31,14 +33,14 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { requeued: 0, failed: 0, overdue: 0 };
 
   for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch)) {
-    if (await documents.markFailed(documentId, CONVERSION_ERROR_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;
+    if (await documents.markFailed(documentId, FAILURE_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;
     await jobs.failAllFor(documentId, "document overdue", now);
   }
   for (const s of await jobs.findStranded(batch)) {
     if (s.hasEndedJob) {
-      if (await documents.markFailed(s.documentId, CONVERSION_ERROR_CODES.internal, "The conversion stopped unexpectedly.", now)) report.failed++;
+      if (await documents.markFailed(s.documentId, FAILURE_CODES.internal, "The conversion stopped unexpectedly.", now)) report.failed++;
     } else {
-      await jobs.enqueue(opts.jobKind, s.documentId, now);
+      await jobs.enqueue(opts.jobKind, s.documentId, s.accountId, now);
       report.requeued++;
     }
   }

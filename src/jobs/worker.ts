@@ -2,16 +2,21 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { ConversionError } from "../convert/conversion-error.ts";
+import { JobFailure } from "../domain/job-failure.ts";
 import type { Job, JobsRepo } from "../store/jobs.ts";
 import { backoffDelay } from "./backoff.ts";
-import type { JobRegistry } from "./job-registry.ts";
+import { checkRegistry, type JobRegistry } from "./job-registry.ts";
 
 export interface WorkerOptions {
   jobs: JobsRepo;
   registry: JobRegistry;
   log: Logger;
   concurrency: number;
+  /**
+   * Jobs of one account this worker runs at once: below `concurrency`, another account's job
+   * always finds a free slot, however long the first one's take.
+   */
+  maxRunningPerAccount: number;
   leaseMs: number;
   heartbeatMs: number;
   pollMs: number;
@@ -35,15 +40,46 @@ export interface RunningWorker {
   readonly done: Promise<void>;
 }
 
-/** Runs `concurrency` claim loops against the durable queue until stopped. */
+/**
+ * Runs `concurrency` claim loops against the durable queue until stopped. Throws at once, before
+ * claiming anything, unless the registry has a handler for every job kind.
+ */
 export function startWorker(opts: WorkerOptions): RunningWorker {
+  checkRegistry(opts.registry);
+  const kinds = [...opts.registry.keys()];
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const now = opts.now ?? Date.now;
   const stopping = new AbortController();
   const running = new Set<AbortController>();
 
+  const perAccount = Math.max(1, opts.maxRunningPerAccount);
+  /** Jobs this worker runs per account; an account at `perAccount` is skipped by the claims. */
+  const runningByAccount = new Map<number, number>();
+  let claiming: Promise<unknown> = Promise.resolve();
+  /** One claim at a time in this worker, so two slots cannot both take an account's last free place. */
+  const claim = (): Promise<Job | undefined> => {
+    const next = claiming.then(async () => {
+      const skipAccounts = [...runningByAccount].filter(([, n]) => n >= perAccount).map(([id]) => id);
+      const job = await opts.jobs.claimNext(owner, now(), opts.leaseMs, { kinds, skipAccounts });
+      if (job) runningByAccount.set(job.accountId, (runningByAccount.get(job.accountId) ?? 0) + 1);
+      return job;
+    });
+    claiming = next.catch(() => undefined);
+    return next;
+  };
+  const released = (job: Job): void => {
+    const n = (runningByAccount.get(job.accountId) ?? 1) - 1;
+    if (n > 0) runningByAccount.set(job.accountId, n);
+    else runningByAccount.delete(job.accountId);
+  };
+
   const runOne = async (job: Job): Promise<void> => {
-    const handler = opts.registry.get(job.kind)!;
+    const handler = opts.registry.get(job.kind);
+    if (!handler) {
+      // Never claimed (claimNext takes only the registry's kinds); ended rather than left to its lease if it were.
+      await opts.jobs.finish(job.id, owner, now(), { state: "failed", error: `no handler for job kind ${job.kind}` });
+      return;
+    }
     const abort = new AbortController();
     running.add(abort);
     let leaseLost = false;
@@ -58,14 +94,14 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         (err: unknown) => opts.log.warn({ err, jobId: job.id }, "heartbeat failed"),
       );
     }, opts.heartbeatMs);
-    const timeout = setTimeout(() => abort.abort(new ConversionError("limits", "The conversion took too long.")), opts.jobTimeoutMs);
+    const timeout = setTimeout(() => abort.abort(new JobFailure("limits", "The conversion took too long.")), opts.jobTimeoutMs);
     const log = opts.log.child({ jobId: job.id, documentId: job.documentId, kind: job.kind, attempt: job.attempts, reqId: job.requestId ?? undefined });
     const startedAt = performance.now();
     let ended = "failed";
     try {
       if (job.attempts > opts.maxAttempts) {
         // Claimed again after workers died on it every time: stop trying.
-        throw new ConversionError("internal", "The conversion was interrupted too many times.");
+        throw new JobFailure("internal", "The conversion was interrupted too many times.");
       }
       const outcome = await handler.run({ job, signal: abort.signal });
       log.info({ outcome }, "job finished");
@@ -77,23 +113,27 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         ended = "lease_lost";
         return;
       }
-      const reason = abort.signal.aborted && abort.signal.reason instanceof ConversionError ? abort.signal.reason : err;
-      if (stopping.signal.aborted && !(reason instanceof ConversionError)) {
+      const reason = abort.signal.aborted && abort.signal.reason instanceof JobFailure ? abort.signal.reason : err;
+      if (stopping.signal.aborted && !(reason instanceof JobFailure)) {
         // Handed back on shutdown: the next worker starts it again without waiting.
         await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt: now(), error: "worker stopped" });
         ended = "handed_back";
         return;
       }
-      const transient = !(reason instanceof ConversionError) || reason.transient;
+      // Only what may go differently next time is retried: a JobFailure says which it is.
+      const transient = !(reason instanceof JobFailure) || reason.transient;
+      const detail = reason instanceof JobFailure ? reason.detail : undefined;
       if (transient && job.attempts < opts.maxAttempts) {
         const retryAt = now() + backoffDelay(job.attempts, opts.retryBaseMs, opts.retryMaxMs);
-        log.warn({ err: reason, retryAt }, "job failed; will retry");
+        log.warn({ err: reason, detail, retryAt }, "job failed; will retry");
         await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt, error: String((reason as Error)?.message ?? reason) });
         ended = "retry";
         return;
       }
-      log.warn({ err: reason }, "job failed for good");
-      await handler.giveUp(job, reason);
+      log.warn({ err: reason, detail }, "job failed for good");
+      // A giveUp that throws must still end the job, or it would be claimed again at every lease
+      // expiry; its document, left in P with an ended job, is failed by the sweeper.
+      await handler.giveUp(job, reason).catch((giveUpErr: unknown) => log.error({ err: giveUpErr }, "recording the failure failed"));
       await opts.jobs.finish(job.id, owner, now(), { state: "failed", error: String((reason as Error)?.message ?? reason) });
     } finally {
       clearInterval(beat);
@@ -107,7 +147,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     while (!stopping.signal.aborted) {
       let job: Job | undefined;
       try {
-        job = await opts.jobs.claimNext(owner, now(), opts.leaseMs);
+        job = await claim();
       } catch (err) {
         opts.log.error({ err }, "claiming a job failed");
       }
@@ -115,7 +155,9 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         await sleep(opts.pollMs, undefined, { signal: stopping.signal }).catch(() => {});
         continue;
       }
-      await runOne(job).catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"));
+      await runOne(job)
+        .catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"))
+        .finally(() => released(job));
     }
   };
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
+import type { JobKind } from "../domain/job-kinds.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import type { Database, DocumentsTable } from "./schema.ts";
@@ -93,13 +94,13 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
 
   return {
     /** The record and its conversion job in one transaction: a crash can never leave one without the other. */
-    async insertWithJob(doc: DocumentRecord, jobKind: string, requestId?: string): Promise<void> {
+    async insertWithJob(doc: DocumentRecord, jobKind: JobKind, requestId?: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await trx.insertInto("documents").values(toRow(doc)).execute();
         await trx
           .insertInto("jobs")
           .values({
-            kind: jobKind, documentId: doc.documentId, state: "queued", attempts: 0, runAt: doc.createdAt,
+            kind: jobKind, documentId: doc.documentId, accountId: doc.accountId, state: "queued", attempts: 0, runAt: doc.createdAt,
             leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt, requestId: requestId ?? null,
           })
           .execute();

@@ -1,8 +1,26 @@
-import type { Kysely, Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
+import type { JobKind } from "../domain/job-kinds.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import type { Database, JobsTable } from "./schema.ts";
 
 export type Job = Selectable<JobsTable>;
+
+/** Which jobs a worker may claim. */
+export interface ClaimRules {
+  /** The kinds it has handlers for: a job of any other kind is never claimed. */
+  kinds: readonly JobKind[];
+  /** Accounts whose jobs it must not take now (it runs as many of theirs as it may). */
+  skipAccounts?: readonly number[];
+}
+
+/** Where a claim looks: one job whose lease ran out, or the oldest due job of an account. */
+interface Candidate {
+  accountId: number;
+  jobId?: number;
+}
+
+/** Candidates tried per claim: enough for the claims that race for the same expired leases and accounts. */
+const CANDIDATES = 8;
 
 /**
  * The durable queue. A job is `queued` until a worker claims it with a lease; the worker renews
@@ -10,29 +28,92 @@ export type Job = Selectable<JobsTable>;
  * retry. A lease that runs out (the worker died) makes the job claimable again.
  */
 export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lockForClaim">) {
+  /**
+   * Where to look, best first: jobs whose lease ran out (their worker died), then the accounts
+   * with due work, fewest running jobs (in every worker) first, then oldest due job first. The
+   * accounts are walked through the (state, account_id, run_at) index one seek at a time (a loose
+   * index scan), so the cost grows with the number of accounts with queued work, not with the
+   * length of their queues.
+   */
+  async function claimCandidates(now: number, rules: ClaimRules): Promise<Candidate[]> {
+    const kinds = sql.join(rules.kinds.map((k) => sql.lit(k)));
+    const skip = new Set(rules.skipAccounts ?? []);
+    let expiredQuery = db
+      .selectFrom("jobs")
+      .select(["id", "accountId"])
+      .where("state", "=", "running")
+      .where("leaseUntil", "<", now)
+      .where("kind", "in", [...rules.kinds]);
+    if (skip.size > 0) expiredQuery = expiredQuery.where("accountId", "not in", [...skip]);
+    const expired = await expiredQuery
+      .orderBy("runAt")
+      .orderBy("id")
+      .limit(CANDIDATES)
+      .execute();
+    const accounts = await sql<{ accountId: number; running: number; runAt: number | null }>`
+      with recursive queued_accounts(account_id) as (
+        select min(account_id) from jobs where state = 'queued'
+        union all
+        select (select min(n.account_id) from jobs n where n.state = 'queued' and n.account_id > q.account_id)
+          from queued_accounts q where q.account_id is not null
+      )
+      select q.account_id,
+        (select count(*) from jobs r where r.state = 'running' and r.account_id = q.account_id and r.lease_until >= ${now}) as running,
+        (select min(j.run_at) from jobs j where j.state = 'queued' and j.account_id = q.account_id and j.run_at <= ${now} and j.kind in (${kinds})) as run_at
+      from queued_accounts q where q.account_id is not null`.execute(db);
+    const due = accounts.rows
+      .filter((r) => r.runAt !== null && !skip.has(Number(r.accountId)))
+      .sort((a, b) => Number(a.running) - Number(b.running) || Number(a.runAt) - Number(b.runAt) || Number(a.accountId) - Number(b.accountId))
+      .slice(0, CANDIDATES);
+    return [...expired.map((e) => ({ accountId: e.accountId, jobId: e.id })), ...due.map((r) => ({ accountId: Number(r.accountId) }))];
+  }
+
+  /**
+   * Takes the candidate job (an expired lease), or the account's oldest due job that no other
+   * claim holds; undefined when there is none any more (another worker was quicker).
+   */
+  async function claimOne(candidate: Candidate, owner: string, now: number, leaseMs: number, rules: ClaimRules): Promise<Job | undefined> {
+    const pick = dialect.lockForClaim(
+      candidate.jobId !== undefined
+        ? db
+            .selectFrom("jobs")
+            .select("id")
+            .where("id", "=", candidate.jobId)
+            .where("state", "=", "running")
+            .where("leaseUntil", "<", now)
+        : db
+            .selectFrom("jobs")
+            .select("id")
+            .where("state", "=", "queued")
+            .where("accountId", "=", candidate.accountId)
+            .where("runAt", "<=", now)
+            .where("kind", "in", [...rules.kinds])
+            .orderBy("runAt")
+            .orderBy("id")
+            .limit(1),
+    );
+    return db
+      .updateTable("jobs")
+      .set((eb) => ({ state: "running", leaseOwner: owner, leaseUntil: now + leaseMs, attempts: eb("attempts", "+", 1), updatedAt: now }))
+      .where("id", "=", (eb) => eb.selectFrom(pick.as("due")).select("due.id"))
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   return {
-    /** Claims the oldest due job, or one whose lease expired; undefined when there is none. */
-    async claimNext(owner: string, now: number, leaseMs: number): Promise<Job | undefined> {
-      const pick = dialect.lockForClaim(
-        db
-          .selectFrom("jobs")
-          .select("id")
-          .where((eb) =>
-            eb.or([
-              eb.and([eb("state", "=", "queued"), eb("runAt", "<=", now)]),
-              eb.and([eb("state", "=", "running"), eb("leaseUntil", "<", now)]),
-            ]),
-          )
-          .orderBy("runAt")
-          .orderBy("id")
-          .limit(1),
-      );
-      return db
-        .updateTable("jobs")
-        .set((eb) => ({ state: "running", leaseOwner: owner, leaseUntil: now + leaseMs, attempts: eb("attempts", "+", 1), updatedAt: now }))
-        .where("id", "=", (eb) => eb.selectFrom(pick.as("due")).select("due.id"))
-        .returningAll()
-        .executeTakeFirst();
+    /**
+     * Claims a due job (queued and due, or running with an expired lease: its worker died) of one
+     * of `kinds`, sharing the workers fairly among accounts: the accounts with the fewest running
+     * jobs go first, each with its oldest due job; `skipAccounts` get none. Undefined when there
+     * is nothing to claim now.
+     */
+    async claimNext(owner: string, now: number, leaseMs: number, rules: ClaimRules): Promise<Job | undefined> {
+      if (rules.kinds.length === 0) return undefined;
+      for (const candidate of await claimCandidates(now, rules)) {
+        const job = await claimOne(candidate, owner, now, leaseMs, rules);
+        if (job) return job;
+      }
+      return undefined;
     },
 
     /** Extends the lease; false when the job is no longer this worker's (it must stop). */
@@ -66,18 +147,18 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
       return Number(r.numUpdatedRows) === 1;
     },
 
-    async enqueue(kind: string, documentId: string, now: number): Promise<void> {
+    async enqueue(kind: JobKind, documentId: string, accountId: number, now: number): Promise<void> {
       await db
         .insertInto("jobs")
-        .values({ kind, documentId, state: "queued", attempts: 0, runAt: now, leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now })
+        .values({ kind, documentId, accountId, state: "queued", attempts: 0, runAt: now, leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now })
         .execute();
     },
 
     /** Documents still in P with no queued or running job: their job was lost or ended without them. */
-    async findStranded(limit: number): Promise<Array<{ documentId: string; hasEndedJob: boolean }>> {
+    async findStranded(limit: number): Promise<Array<{ documentId: string; accountId: number; hasEndedJob: boolean }>> {
       const rows = await db
         .selectFrom("documents as d")
-        .select("d.documentId")
+        .select(["d.documentId", "d.accountId"])
         .select((eb) =>
           eb.exists(eb.selectFrom("jobs as e").select("e.id").whereRef("e.documentId", "=", "d.documentId")).as("hasJob"),
         )
@@ -87,7 +168,7 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         )
         .limit(limit)
         .execute();
-      return rows.map((r) => ({ documentId: r.documentId, hasEndedJob: Boolean(r.hasJob) }));
+      return rows.map((r) => ({ documentId: r.documentId, accountId: r.accountId, hasEndedJob: Boolean(r.hasJob) }));
     },
 
     /** Documents in P since before `cutoff`, whatever their job is doing. */

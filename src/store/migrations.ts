@@ -144,6 +144,16 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await db.schema.alterTable("jobs").addColumn("request_id", "text").execute();
       },
     },
+    "0005_jobs_account": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Whose work a job is, so one account's queue cannot take every worker slot (claimNext).
+        await db.schema.alterTable("jobs").addColumn("account_id", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        await sql`update jobs set account_id = coalesce((select d.account_id from documents d where d.document_id = jobs.document_id), 0)`.execute(db);
+        // The claim walks the accounts with queued work, then takes each one's oldest due job and counts its running ones.
+        await db.schema.createIndex("jobs_account_ready").on("jobs").columns(["state", "account_id", "run_at"]).execute();
+      },
+    },
   };
 }
 

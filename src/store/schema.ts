@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from "kysely";
+import type { JobKind } from "../domain/job-kinds.ts";
 
 /** Column types as the application sees them (CamelCasePlugin maps to snake_case in SQL). Booleans are 0/1, times epoch ms. */
 export interface AccountsTable {
@@ -67,8 +68,10 @@ export interface FoldersTable {
 
 export interface JobsTable {
   id: Generated<number>;
-  kind: string;
+  kind: JobKind;
   documentId: string;
+  /** The account whose work this is (migration 0005), so claims can be shared fairly among accounts; 0 when unknown. */
+  accountId: number;
   state: string;
   attempts: number;
   runAt: number;

@@ -25,6 +25,7 @@ startWorker({
   registry: new Map([[CONVERT_DOCUMENT, handler]]),
   log,
   concurrency: config.workerConcurrency,
+  maxRunningPerAccount: config.jobsPerAccount,
   leaseMs: config.jobLeaseMs,
   heartbeatMs: Math.max(500, Math.floor(config.jobLeaseMs / 4)),
   pollMs: 50,

@@ -21,6 +21,9 @@ export interface TestWorkerOptions {
   maxAttempts?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Slots of the worker (default 2) and the per-account cap of running jobs (default: as many as slots). */
+  concurrency?: number;
+  maxRunningPerAccount?: number;
   /** false: LibreOffice is not started (PDF-only tests; an office document then fails as the converter is not running). */
   startOffice?: boolean;
 }
@@ -59,7 +62,8 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
     jobs: services.store.jobs,
     registry: new Map([[CONVERT_DOCUMENT, handler]]),
     log,
-    concurrency: 2,
+    concurrency: opts.concurrency ?? 2,
+    maxRunningPerAccount: opts.maxRunningPerAccount ?? opts.concurrency ?? 2,
     leaseMs: 30_000,
     heartbeatMs: 5_000,
     pollMs: 50,

@@ -2,13 +2,12 @@ import { blobKeys } from "../../blobs/blob-keys.ts";
 import { buildNewDocument, newBlobId, newDocumentIds, type NewDocumentSource } from "../../domain/document.ts";
 import { readDocumentOptions } from "../../domain/document-options.ts";
 import { invalid } from "../../domain/errors.ts";
+import { CONVERT_DOCUMENT } from "../../domain/job-kinds.ts";
 import { isUniqueViolation } from "../../store/documents.ts";
 import { documentView } from "../document-view.ts";
 import { checkOutputParams } from "../output-format.ts";
 import type { Resource } from "../payload.ts";
 import type { ActionContext } from "./action.ts";
-
-export const CONVERT_JOB = "convert-document";
 
 /**
  * What both upload operations share once their own first parameter is checked: the optional
@@ -37,7 +36,7 @@ export async function createDocument(
   const originalKey = blobKeys.original(blobId);
   if (spooledPath !== undefined) await deps.blobs.putFile(originalKey, spooledPath);
   try {
-    await deps.store.documents.insertWithJob(record, CONVERT_JOB, ctx.requestId);
+    await deps.store.documents.insertWithJob(record, CONVERT_DOCUMENT, ctx.requestId);
   } catch (err) {
     if (spooledPath !== undefined) await deps.blobs.delete(originalKey);
     // Two uploads raced for the same name: the loser's name is taken, as the check above would have said.
