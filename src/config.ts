@@ -48,6 +48,10 @@ export interface Config {
   headersTimeoutMs: number;
   /** Blobs no document references are removed by the worker's clean-up pass once older than this. */
   orphanGraceMs: number;
+  /** QUIRE_BWRAP: the bubblewrap program every converter runs in (src/convert/sandbox.ts). */
+  bwrapPath: string;
+  /** QUIRE_UNSAFE_NO_SANDBOX=1: converters run unconfined, seeing the whole machine. Unsafe. */
+  unsafeNoSandbox: boolean;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
@@ -152,6 +156,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     connectionTimeoutMs: (int("QUIRE_CONNECTION_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     headersTimeoutMs: (int("QUIRE_HEADERS_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
+    bwrapPath: resolve(env.QUIRE_BWRAP || "/usr/bin/bwrap"),
+    unsafeNoSandbox: env.QUIRE_UNSAFE_NO_SANDBOX === "1",
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);
