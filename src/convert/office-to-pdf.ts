@@ -85,7 +85,7 @@ export class OfficeConverter {
     // first start) is retried with backoff like a crashed one, then every minute: start() refuses
     // only when no slot comes up at all, and the converter serves with the slots that did.
     this.state = "running";
-    await Promise.all(this.slots.map((s) => this.restart(s)));
+    await Promise.all(this.slots.map((s) => this.restart(s, true)));
     if (this.state !== "running") {
       await Promise.all(this.slots.map((s) => s.slot.stop()));
       throw new Error("OfficeConverter was closed while starting");
@@ -222,10 +222,16 @@ export class OfficeConverter {
     }
   }
 
-  private async restart(s: SlotState): Promise<void> {
+  /** `starting`: start() awaits this, so its pauses must keep the process alive. */
+  private async restart(s: SlotState, starting = false): Promise<void> {
     s.state = "restarting";
     for (const wait of RESTART_BACKOFF_MS) {
-      if (wait) await new Promise((r) => setTimeout(r, wait).unref());
+      if (wait) {
+        await new Promise((r) => {
+          const timer = setTimeout(r, wait);
+          if (!starting) timer.unref();
+        });
+      }
       if (this.state !== "running") return;
       await s.slot.stop();
       try {
