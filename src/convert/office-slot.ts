@@ -73,7 +73,7 @@ export class OfficeSlot {
     this.deathReason = undefined;
     this.stderr = "";
     const { profileDir, tmpDir, ioDir, sandbox } = this.opts;
-    const hostProfileUrl = await prepareProfile(profileDir);
+    await prepareProfile(profileDir);
     await rm(tmpDir, { recursive: true, force: true });
     await mkdir(tmpDir, { recursive: true });
     await mkdir(ioDir, { recursive: true });
@@ -84,8 +84,9 @@ export class OfficeSlot {
       sandbox,
     );
     this.view = view;
+    // As soffice sees it: file:///profile in the sandbox, the real folder without one.
     const profileUrl = pathToFileURL(view.path(profileDir)).href;
-    this.profileUrl = sandbox.kind === "none" ? hostProfileUrl : profileUrl;
+    this.profileUrl = profileUrl;
     // The name becomes the Unix socket OSL_PIPE_<uid>_<name> in soffice's /tmp: a filesystem
     // socket, so it is reachable from the helper's sandbox, which has the same folder as /tmp.
     this.pipeName = `quire-${process.pid}-${this.opts.index}-${randomBytes(6).toString("hex")}`;
