@@ -17,12 +17,21 @@ interface Worker {
   exited: Promise<number | string>;
 }
 
+/** Every worker this file started: none may outlive it, even when a test times out. */
+const spawned = new Set<ChildProcess>();
+const killAll = () => {
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+};
+process.once("exit", killAll);
+after(killAll);
+
 function startWorker(env: Record<string, string>): Worker {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  spawned.add(child);
   let out = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
