@@ -1,79 +1,14 @@
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
-import { FIXTURES, PROJECT_ROOT } from "./helpers/paths.ts";
+import { FIXTURES } from "./helpers/paths.ts";
 import { seededRandom } from "./helpers/seeded-random.ts";
 import { startTestServer, type TestServer } from "./helpers/test-server.ts";
-
-interface Worker {
-  child: ChildProcess;
-  out: () => string;
-  exited: Promise<number | string>;
-}
-
-/** Every worker this file started: none may outlive it, even when a test times out. */
-const spawned = new Set<ChildProcess>();
-const killAll = () => {
-  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-};
-process.once("exit", killAll);
-after(killAll);
-
-function startWorker(env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, QUIRE_LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  spawned.add(child);
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, sig) => resolve(sig ?? code ?? -1)));
-  return { child, out: () => out, exited };
-}
-
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
-describe("the converters' sandbox fails closed", { timeout: 180_000 }, () => {
-  let dataDir: string;
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "quire-worker-sandbox-"));
-  });
-  after(() => rm(dataDir, { recursive: true, force: true }));
-
-  test("a worker whose sandbox cannot be built refuses to start, saying why and what to do", async () => {
-    const w = startWorker({ QUIRE_DATA_DIR: dataDir, QUIRE_BWRAP: "/bin/false", QUIRE_OFFICE_SLOTS: "1" });
-    assert.equal(await w.exited, 1, w.out());
-    assert.match(w.out(), /the converters' sandbox cannot be built: `\/bin\/false` failed/);
-    assert.match(w.out(), /QUIRE_UNSAFE_NO_SANDBOX=1/);
-    assert.doesNotMatch(w.out(), /worker started/);
-  });
-
-  test("with QUIRE_UNSAFE_NO_SANDBOX=1 the same worker starts, and warns", async () => {
-    const w = startWorker({ QUIRE_DATA_DIR: dataDir, QUIRE_BWRAP: "/bin/false", QUIRE_UNSAFE_NO_SANDBOX: "1", QUIRE_OFFICE_SLOTS: "1" });
-    try {
-      await until(() => w.out().includes("worker started") || w.child.exitCode !== null, 120_000, "the worker to start");
-      assert.match(w.out(), /worker started/, w.out());
-      assert.match(w.out(), /converters run without a sandbox/);
-    } finally {
-      w.child.kill("SIGTERM");
-      await w.exited;
-    }
-  });
-});
+import { startWorker, until } from "./helpers/worker-process.ts";
 
 /** Processes whose command line or mounts name `tag` (a data folder, or one worker's office folder). */
 function processesNaming(tag: string): string[] {
@@ -159,9 +94,9 @@ describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () 
       assert.deepEqual(processesNaming(officePrefix), [], `kill ${n} (${killedWhile.at(-1)}, ${at} converter processes then)`);
     };
 
-    // Four lanes of five kills each: workers start and die side by side, as they would on a host.
-    await Promise.all([0, 1, 2, 3].map(async (lane) => {
-      for (let n = lane; n < plan.length; n += 4) await round(n);
+    // Five lanes of four kills each: workers start and die side by side, as they would on a host.
+    await Promise.all([0, 1, 2, 3, 4].map(async (lane) => {
+      for (let n = lane; n < plan.length; n += 5) await round(n);
     }));
     assert.deepEqual(processesNaming(server.dataDir), [], "nothing of any worker is left");
     const count = (p: string) => killedWhile.filter((k) => k === p).length;
