@@ -35,6 +35,11 @@ COPY --from=deps /app/dist ./dist
 COPY package.json package-lock.json ./
 COPY bin ./bin
 
+# Quire runs as an unprivileged user of its own, owning only /data; its converters run further
+# confined, in bubblewrap (uid 65534 in a user namespace of their own: see src/convert/sandbox.ts).
+RUN useradd --system --uid 10001 --user-group --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin quire \
+ && mkdir -p /data && chown quire:quire /data
+
 ENV NODE_ENV=production \
     QUIRE_HOST=0.0.0.0 \
     QUIRE_PORT=8080 \
@@ -46,8 +51,11 @@ EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.QUIRE_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
-# Runs as root inside the container: a worker isolates LibreOffice in its own network namespace
-# (`unshare -n`), which needs CAP_SYS_ADMIN (granted to the worker service only, in compose.yaml;
-# `docker run --cap-add SYS_ADMIN …` for the default `serve`, which runs a worker too).
+# Not root. A worker builds each converter's sandbox with bubblewrap, which needs user namespaces:
+# Docker's default seccomp profile allows them only to a container granted CAP_SYS_ADMIN (the worker
+# service in compose.yaml; `docker run --cap-add SYS_ADMIN …` for the default `serve`, which runs a
+# worker too). The capability stays in the bounding set only: a non-root process does not hold it.
+# Without it the worker refuses to start (QUIRE_UNSAFE_NO_SANDBOX=1 overrides, unsafely).
+USER quire
 ENTRYPOINT ["node", "bin/quire.js"]
 CMD ["serve"]

@@ -26,7 +26,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, copyFile, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, copyFile, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -187,9 +187,10 @@ async function killAll(pids) {
 }
 
 /** The argv a container would run, inside `root`, from `workdir`, with exactly `env`. */
-function chrootArgv(root, workdir, argv) {
+function chrootArgv(root, workdir, argv, user) {
   // GNU chroot always starts in /; the shell changes to WORKDIR, then execs, so the pid stays the same.
-  return [root, "/bin/sh", "-c", 'cd "$1" || exit 126; shift; exec "$@"', "sh", workdir, ...argv];
+  // USER: chroot switches to it (its primary group and no others), as Docker does.
+  return [...(user ? [`--userspec=${user}`, "--groups="] : []), root, "/bin/sh", "-c", 'cd "$1" || exit 126; shift; exec "$@"', "sh", workdir, ...argv];
 }
 
 function containerEnv(env) {
@@ -509,7 +510,7 @@ async function runStep(stage, argv, buildLog) {
     await mountInto(stage.root, "sys");
     await mountInto(stage.root, "dev");
     if (!existsSync(join(stage.root, "dev/pts/ptmx"))) fail("/dev/pts is not mounted in the chroot");
-    await run("chroot", chrootArgv(stage.root, stage.workdir, argv), { env: containerEnv(stage.env), logTo: buildLog });
+    await run("chroot", chrootArgv(stage.root, stage.workdir, argv, stage.config.user), { env: containerEnv(stage.env), logTo: buildLog });
   } finally {
     await killProcessesIn(stage.root);
     await unmountAll();
@@ -590,6 +591,9 @@ async function build(runDir) {
             stage.config.volumes = [...(stage.config.volumes ?? []), ...vols];
             return vols.join(" ");
           }
+          case "USER":
+            stage.config.user = expand(ins.rest, stage.env);
+            return stage.config.user;
           case "EXPOSE":
             stage.config.exposed = [...(stage.config.exposed ?? []), ...words(ins.rest, stage.env)];
             return stage.config.exposed.join(" ");
@@ -653,7 +657,7 @@ function freePort() {
  */
 function startContainer(image, env, command) {
   const argv = [...(image.entrypoint ?? []), ...(command ?? image.cmd ?? [])];
-  const child = spawn("unshare", ["--pid", "--fork", `--mount-proc=${join(image.root, "proc")}`, "chroot", ...chrootArgv(image.root, image.workdir, argv)], {
+  const child = spawn("unshare", ["--pid", "--fork", `--mount-proc=${join(image.root, "proc")}`, "chroot", ...chrootArgv(image.root, image.workdir, argv, image.user)], {
     env: containerEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -692,7 +696,7 @@ async function zombiesIn(root) {
 
 /** `docker exec`: a command in the running container's file system and environment. */
 function exec(image, env, argv, timeoutMs = 60_000) {
-  return run("chroot", chrootArgv(image.root, image.workdir, argv), { env: containerEnv(env), timeoutMs, quiet: true });
+  return run("chroot", chrootArgv(image.root, image.workdir, argv, image.user), { env: containerEnv(env), timeoutMs, quiet: true });
 }
 
 function durationMs(text, fallback) {
@@ -825,6 +829,9 @@ async function runImage(image, runDir) {
   const data = join(runDir, "volume-data");
   await rm(data, { recursive: true, force: true });
   await mkdir(data, { recursive: true });
+  // Docker fills a fresh named volume from the image, owner included: a non-root USER can write it.
+  const imageData = await stat(join(image.root, "data")).catch(() => undefined);
+  if (imageData) await chown(data, imageData.uid, imageData.gid);
   await writeFile(join(image.root, "etc/resolv.conf"), await readFile("/etc/resolv.conf"));
   await mountInto(image.root, "proc");
   await mountInto(image.root, "sys");

@@ -59,6 +59,10 @@ export interface Config {
   ocrLanguages: readonly string[];
   /** QUIRE_OCR_CONCURRENCY: pages one conversion OCRs at once (one tesseract per core at most). */
   ocrConcurrency: number;
+  /** QUIRE_BWRAP: the bubblewrap program every converter runs in (src/convert/sandbox.ts). */
+  bwrapPath: string;
+  /** QUIRE_UNSAFE_NO_SANDBOX=1: converters run unconfined, seeing the whole machine. Unsafe. */
+  unsafeNoSandbox: boolean;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
@@ -174,6 +178,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
     ocrLanguages: ocrLanguages ?? [...DEFAULT_OCR_LANGUAGES],
     ocrConcurrency: int("QUIRE_OCR_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
+    bwrapPath: resolve(env.QUIRE_BWRAP || "/usr/bin/bwrap"),
+    unsafeNoSandbox: env.QUIRE_UNSAFE_NO_SANDBOX === "1",
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import sharp from "sharp";
 import { ConversionError } from "../src/convert/conversion-error.ts";
@@ -29,12 +29,14 @@ after(async () => {
 });
 
 /** Tesseract processes whose command line mentions `needle`. */
-function tesseractsWith(needle: string): number[] {
+/** Tesseract processes reading `image`: the sandbox's outer process names its folder, tesseract inside names /in/<file>. */
+function tesseractsWith(image: string): number[] {
+  const needles = [dirname(image), `/in/${basename(image)}`];
   const pids: number[] = [];
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (cmd.includes("tesseract") && cmd.includes(needle)) pids.push(Number(pid));
+      if (cmd.includes("tesseract") && needles.some((n) => cmd.includes(n))) pids.push(Number(pid));
     } catch {
       // gone meanwhile
     }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConversionError } from "../src/convert/conversion-error.ts";
 import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
+import { NO_SANDBOX } from "../src/convert/sandbox.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../shared/fixtures/", import.meta.url));
 const SLOW = { timeout: 120_000 };
@@ -61,19 +62,25 @@ let workDir: string;
 let outDir: string;
 let converter: OfficeConverter;
 
-/** Converts and checks that nothing is left behind in the converter's scratch directory. */
+/** Every file in the slots' input/output folders (each slot's only data folder). */
+async function ioLeftovers(dir: string): Promise<string[]> {
+  const slots = await readdir(join(dir, "io"));
+  return (await Promise.all(slots.map(async (s) => (await readdir(join(dir, "io", s))).map((f) => `${s}/${f}`)))).flat();
+}
+
+/** Converts and checks that nothing is left behind in the slots' input/output folders. */
 async function convert(c: OfficeConverter, dir: string, input: string, output: string): Promise<void> {
   try {
     await c.convert(input, output);
   } finally {
-    assert.deepEqual(await readdir(join(dir, "scratch")), [], "scratch must be empty after a conversion");
+    assert.deepEqual(await ioLeftovers(dir), [], "the slots' folders must be empty after a conversion");
   }
 }
 
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), "quire-office-"));
   outDir = await mkdtemp(join(tmpdir(), "quire-office-out-"));
-  converter = new OfficeConverter({ workDir, slots: 2, timeoutMs: 8000, restartEvery: 200, isolateNetwork: true });
+  converter = new OfficeConverter({ workDir, slots: 2, timeoutMs: 8000, restartEvery: 200 });
   await converter.start();
 });
 
@@ -143,7 +150,7 @@ test("a document that hangs LibreOffice hits the limit, its soffice is killed, t
   // Two at once, so that both slots, including the restarted one, convert.
   const names = ["word97-2pages-tika.doc", "odp-libreoffice73-odf13.odp"];
   await Promise.all(names.map((n) => converter.convert(join(FIXTURES, n), join(outDir, `after-${n}.pdf`))));
-  assert.deepEqual(await readdir(join(workDir, "scratch")), []);
+  assert.deepEqual(await ioLeftovers(workDir), []);
   assert.equal(converter.slotInfo()[restarted.index]?.conversions, 1, "the restarted slot did one conversion");
 });
 
@@ -169,7 +176,7 @@ test("soffice dying mid-conversion is a transient internal error and the slot is
   await waitFor(() => converter.slotInfo()[busy.index]?.state === "idle", 60_000);
   assert.notEqual(converter.slotInfo()[busy.index]?.pid, initial[busy.index]?.pid);
   assert.deepEqual(liveInGroup(busy.pid!), []);
-  assert.deepEqual(await readdir(join(workDir, "scratch")), []);
+  assert.deepEqual(await ioLeftovers(workDir), []);
 });
 
 test("aborting a running conversion rejects with the signal's reason and replaces the slot", SLOW, async () => {
@@ -262,7 +269,7 @@ async function withLinkingDocument(fn: (doc: string, requests: string[]) => Prom
   }
 }
 
-test("with isolateNetwork, a document's linked URLs are never fetched", SLOW, async () => {
+test("in the sandbox, a document's linked URLs are never fetched", SLOW, async () => {
   // Structural check: soffice.bin lives in a network namespace other than ours.
   const [gid] = converter.slotInfo().map((s) => s.pid!);
   const members = execFileSync("ps", ["-eo", "pid=,pgid=,comm="], { encoding: "utf8" })
@@ -277,9 +284,9 @@ test("with isolateNetwork, a document's linked URLs are never fetched", SLOW, as
   });
 });
 
-test("control: without isolateNetwork the same document does reach the server", SLOW, async () => {
+test("control: without the sandbox the same document does reach the server", SLOW, async () => {
   const dir = await mkdtemp(join(tmpdir(), "quire-office-open-"));
-  const c = new OfficeConverter({ workDir: dir, slots: 1, timeoutMs: 30_000, restartEvery: 200, isolateNetwork: false });
+  const c = new OfficeConverter({ workDir: dir, slots: 1, timeoutMs: 30_000, restartEvery: 200, sandbox: NO_SANDBOX });
   await c.start();
   try {
     await withLinkingDocument(async (doc, requests) => {

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { after, test } from "node:test";
 import { claimOfficeWorkDir } from "../src/convert/office-workdir.ts";
+import { OWNER_VARIABLE } from "../src/convert/sandbox.ts";
 
 /**
  * Several `quire worker` processes may share a data folder: each must get LibreOffice folders of
@@ -34,4 +35,26 @@ test("a dead worker's folder on this host goes; a live one's and another host's 
   const left = new Set(await readdir(dir));
   assert.ok(!left.has(basename(deadDir)), "the dead worker's folder is removed");
   for (const d of [liveDir, otherHostDir, unrelated, mine]) assert.ok(left.has(basename(d)), `${basename(d)} stays`);
+});
+
+test("a starting worker ends the converters a dead worker of this host left, and no one else's", async () => {
+  const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
+  // Stand-ins for converters, marked as sandbox.ts marks the outermost process of each.
+  const start = (owner: string) => {
+    const child = spawn("sleep", ["120"], { detached: true, stdio: "ignore", env: { PATH: "/usr/bin:/bin", [OWNER_VARIABLE]: owner } });
+    const exited = new Promise<string | number | null>((resolve) => child.once("exit", (code, sig) => resolve(sig ?? code)));
+    return { child, exited };
+  };
+  const orphan = start(`office-${host}-${dead}-0badc0de`);
+  const live = start(`office-${host}-${process.pid}-0badc0de`);
+  const otherHost = start(`office-elsewhere-${dead}-0badc0de`);
+  try {
+    await claimOfficeWorkDir(dir);
+    assert.equal(await orphan.exited, "SIGKILL", "the dead worker's converter is killed");
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(live.child.exitCode ?? live.child.signalCode, null, "a live worker's converter stays");
+    assert.equal(otherHost.child.exitCode ?? otherHost.child.signalCode, null, "another host's stays");
+  } finally {
+    for (const p of [orphan, live, otherHost]) p.child.kill("SIGKILL");
+  }
 });

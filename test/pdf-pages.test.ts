@@ -206,7 +206,7 @@ describe("failures", () => {
 
   test("an external command over timeoutMs is killed → limits", async () => {
     const started = performance.now();
-    await rejectsWith(runPoppler("sleep", ["30"], { timeoutMs: 200 }), "limits");
+    await rejectsWith(runPoppler("sleep", () => ["30"], { timeoutMs: 200 }), "limits");
     assert.ok(performance.now() - started < 5000, "the command was not killed at its timeout");
     // And through the public functions: no poppler run fits in a millisecond.
     await rejectsWith(inspectPdf(BOOK, { ...LIMITS, timeoutMs: 1 }), "limits");

@@ -4,7 +4,7 @@ import { rm } from "node:fs/promises";
 import { runInNewContext } from "node:vm";
 import { after, before, describe, test } from "node:test";
 import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
-import { OFFICE_ADDRESS_SPACE_BYTES } from "../src/convert/office-slot.ts";
+import { OFFICE_ADDRESS_SPACE_BYTES, processGroupMembers } from "../src/convert/office-slot.ts";
 import { POPPLER_ADDRESS_SPACE_BYTES, runPoppler } from "../src/convert/pdf-inspect.ts";
 import { callerOf, formEncode, getNormal, postNormal, rawHttp, sign, type Caller } from "./helpers/api-conventions-client.ts";
 import { fields, fileField, postMultipart, signedUpload } from "./helpers/multipart.ts";
@@ -162,7 +162,7 @@ describe("converters run with a memory limit", () => {
 
   test("every poppler program runs under POPPLER_ADDRESS_SPACE_BYTES", async () => {
     // runPoppler starts whatever it is given the same way: cat shows the limits it runs under.
-    const limits = await runPoppler("cat", ["/proc/self/limits"], { timeoutMs: 10_000 });
+    const limits = await runPoppler("cat", () => ["/proc/self/limits"], { timeoutMs: 10_000 });
     assert.deepEqual(limitOf(limits), [POPPLER_ADDRESS_SPACE_BYTES, POPPLER_ADDRESS_SPACE_BYTES]);
   });
 
@@ -171,8 +171,12 @@ describe("converters run with a memory limit", () => {
     const office = new OfficeConverter({ slots: 1, workDir: join(dataDir, "office") });
     try {
       await office.start();
-      const pid = office.slotInfo()[0]!.pid!;
       const { readFile, readlink } = await import("node:fs/promises");
+      // The slot's process group: the sandbox (bubblewrap) and, inside it, soffice.bin.
+      const group = processGroupMembers(office.slotInfo()[0]!.pid!);
+      const names = await Promise.all(group.map(async (p) => (await readFile(`/proc/${p}/comm`, "utf8")).trim()));
+      const pid = group[names.indexOf("soffice.bin")];
+      assert.ok(pid, `soffice.bin runs in the slot's group (${names.join(", ")})`);
       assert.deepEqual(limitOf(await readFile(`/proc/${pid}/limits`, "utf8")), [OFFICE_ADDRESS_SPACE_BYTES, OFFICE_ADDRESS_SPACE_BYTES]);
       assert.notEqual(await readlink(`/proc/${pid}/ns/net`), await readlink("/proc/self/ns/net"), "soffice has a network namespace of its own");
     } finally {

@@ -1,8 +1,10 @@
 import { mkdir, rm } from "node:fs/promises";
+import { basename } from "node:path";
 import pino from "pino";
 import type { Config } from "../config.ts";
 import { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { claimOfficeWorkDir } from "../convert/office-workdir.ts";
+import { assertSandboxWorks, configureSandbox, type SandboxSettings } from "../convert/sandbox.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../jobs/convert-document.ts";
 import { sweepOrphanBlobs } from "../jobs/orphan-sweep.ts";
 import { sweep } from "../jobs/sweeper.ts";
@@ -17,6 +19,10 @@ import { blobReferencesRepo } from "../store/blob-references.ts";
 /** `quire worker`: takes conversion jobs from the store until SIGTERM; never loads the HTTP stack. */
 export async function workerCommand(config: Readonly<Config>): Promise<void> {
   const log = pino({ level: config.logLevel, base: { role: "worker", pid: process.pid } });
+  // Fails closed, before anything is opened: no converter ever runs unconfined unless asked to.
+  const sandbox: SandboxSettings = config.unsafeNoSandbox ? { kind: "none" } : { kind: "bwrap", bwrap: config.bwrapPath };
+  assertSandboxWorks(sandbox);
+  if (sandbox.kind === "none") log.warn("QUIRE_UNSAFE_NO_SANDBOX=1: converters run without a sandbox; a document can make them read this machine's files");
   // Installed before anything starts, so a stop during start-up still closes what was started
   // (LibreOffice runs in process groups of its own and would outlive us otherwise).
   const cleanups: Array<() => Promise<void>> = [];
@@ -42,12 +48,12 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   cleanups.push(() => services.close());
   await mkdir(config.tmpDir, { recursive: true });
   const officeDir = await claimOfficeWorkDir(config.tmpDir);
+  configureSandbox(sandbox, basename(officeDir));
   const office = new OfficeConverter({
     slots: config.officeSlots,
     timeoutMs: config.officeTimeoutMs,
     restartEvery: config.officeRestartEvery,
     workDir: officeDir,
-    isolateNetwork: true,
   });
   cleanups.push(async () => {
     await office.close();

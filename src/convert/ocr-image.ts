@@ -43,9 +43,12 @@ export interface RenderForOcr {
 export async function renderPdfPageForOcr(pdfPath: string, page: number, size: PageSize, dir: string, opts: RenderForOcr): Promise<OcrImage> {
   const dpi = ocrDpi(size, opts.maxPixels);
   const prefix = join(resolve(dir), `ocr-page-${page}`);
-  await runPoppler("pdftoppm", ["-r", String(dpi), "-gray", "-png", "-f", String(page), "-l", String(page), "-singlefile", resolve(pdfPath), prefix], {
+  // In the converters' sandbox: the PDF and the output folder are all pdftoppm sees.
+  await runPoppler("pdftoppm", (at) => ["-r", String(dpi), "-gray", "-png", "-f", String(page), "-l", String(page), "-singlefile", at(resolve(pdfPath)), at(prefix)], {
     timeoutMs: opts.timeoutMs,
     signal: opts.signal,
+    input: resolve(pdfPath),
+    outputDir: resolve(dir),
   });
   return { path: `${prefix}.png`, dpi };
 }

@@ -5,8 +5,9 @@
  * to build, and a hung or runaway recognition is a process we can kill.
  */
 import { spawn } from "node:child_process";
-import { resolve as absolute } from "node:path";
+import { dirname, resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
+import { sandboxView } from "./sandbox.ts";
 import { xmlSafe, type Word } from "./pdf-text.ts";
 
 /** A 25 Mpx page needs well under 1 GiB; a limit against hostile images, not a budget. */
@@ -34,13 +35,17 @@ export function runTesseract(image: string | undefined, args: string[], opts: Te
       reject(opts.signal.reason);
       return;
     }
-    // Absolute, so a name starting with "-" is never an option.
-    const input = image === undefined ? [] : [absolute(image), "stdout"];
-    const child = spawn("prlimit", [`--as=${TESSERACT_ADDRESS_SPACE_BYTES}`, "--", "tesseract", ...input, ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
-      // Only what tesseract needs: no secrets of ours in its environment.
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin", OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
+    // In the converters' sandbox, seeing the page image's folder alone, read-only; its text comes
+    // back on stdout. Absolute, so a name starting with "-" is never an option.
+    const folder = image === undefined ? undefined : dirname(absolute(image));
+    const view = sandboxView({
+      readOnly: folder === undefined ? [] : [[folder, "/in"]],
+      env: { OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
+      addressSpaceBytes: TESSERACT_ADDRESS_SPACE_BYTES,
     });
+    const input = image === undefined ? [] : [view.path(absolute(image)), "stdout"];
+    const command = view.command("/usr/bin/tesseract", [...input, ...args]);
+    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = "";

@@ -8,8 +8,9 @@ import { pathToFileURL } from "node:url";
  * LibreOffice 7.4 schema (checked against /usr/lib/libreoffice/share/registry/main.xcd); what
  * each one really does is written next to it, including where it is only a second line of
  * defence. The first line is the load arguments in uno-convert.py (MacroExecutionMode NEVER,
- * UpdateDocMode NO_UPDATE, ReadOnly, an interaction handler that refuses) and, for the
- * network, the `unshare -n` namespace.
+ * UpdateDocMode NO_UPDATE, ReadOnly, an interaction handler that refuses) and, for files and
+ * the network, the sandbox soffice runs in (sandbox.ts): whatever a link names, it sees only its
+ * own folders and no network.
  *
  * Not set, because 7.4 has no such configuration key: Writer "LoadReadonly" (a per-document
  * setting in settings.xml), "DisableActiveContent" (newer releases), and the online update check
@@ -32,7 +33,7 @@ export const PROFILE_SETTINGS: readonly Setting[] = [
   // Refuses links whose referring document is not in a trusted location (there are none here).
   // Observed on 7.4.7: it stops a linked <draw:image> (Writer and Impress) and <img> in HTML,
   // but NOT a paragraph background image (style:background-image) nor an XForms instance
-  // src=: those are fetched with this set. A narrowing only; the network namespace is the fence.
+  // src=: those are fetched with this set. A narrowing only; the sandbox is the fence.
   { path: "/org.openoffice.Office.Common/Security/Scripting", name: "BlockUntrustedRefererLinks", value: true },
   // Without locking LibreOffice never writes `.~lock.*#` files next to the input (read-only
   // loads should not lock anyway; this also covers loads it decides to open read-write).

@@ -1,10 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { prepareProfile } from "./office-profile.ts";
+import { sandboxView, SANDBOX_UID, type SandboxSettings, type SandboxView } from "./sandbox.ts";
 
 export const SOFFICE = "/usr/bin/soffice";
 /** Debian's interpreter has the `uno` module; a pyenv or venv `python3` on PATH usually lacks it. */
@@ -32,15 +33,18 @@ interface Reply {
 export interface SlotOptions {
   index: number;
   profileDir: string;
-  /** soffice's TMPDIR and the warm-up scratch; emptied on every start. */
+  /** soffice's /tmp (its TMPDIR, the UNO pipe's socket, the warm-up scratch); emptied on every start. */
   tmpDir: string;
-  isolateNetwork: boolean;
+  /** The only data folder soffice sees (as /io): each conversion's input and output go there. */
+  ioDir: string;
+  sandbox: SandboxSettings;
 }
 
 /**
- * One warm soffice (own profile, own process group, optionally its own empty network namespace)
- * plus its resident uno-convert.py. Runs one conversion at a time; the owner decides when to
- * restart it. A slot never retries anything itself.
+ * One warm soffice (own profile, own process group, own sandbox: see sandbox.ts) plus its
+ * resident uno-convert.py in a sandbox of its own that shares only soffice's /tmp, where the
+ * UNO pipe's socket is. Runs one conversion at a time; the owner decides when to restart it.
+ * A slot never retries anything itself.
  */
 export class OfficeSlot {
   conversions = 0;
@@ -48,6 +52,7 @@ export class OfficeSlot {
   private helper: ChildProcess | undefined;
   private pipeName = "";
   private profileUrl = "";
+  private view: SandboxView | undefined;
   private stderr = "";
   private nextId = 1;
   private readonly replies = new Map<number, (r: Reply) => void>();
@@ -67,33 +72,47 @@ export class OfficeSlot {
     this.generation++;
     this.deathReason = undefined;
     this.stderr = "";
-    const profileUrl = await prepareProfile(this.opts.profileDir);
+    const { profileDir, tmpDir, ioDir, sandbox } = this.opts;
+    await prepareProfile(profileDir);
+    await rm(tmpDir, { recursive: true, force: true });
+    await mkdir(tmpDir, { recursive: true });
+    await mkdir(ioDir, { recursive: true });
+    // A hostile document must not take the machine's memory: past this address space soffice's
+    // allocations fail and it dies, which the slot reports and recovers from.
+    const view = sandboxView(
+      { writable: [[profileDir, "/profile"], [ioDir, "/io"]], tmp: tmpDir, env: { SAL_USE_VCLPLUGIN: "svp" }, addressSpaceBytes: OFFICE_ADDRESS_SPACE_BYTES },
+      sandbox,
+    );
+    this.view = view;
+    // As soffice sees it: file:///profile in the sandbox, the real folder without one.
+    const profileUrl = pathToFileURL(view.path(profileDir)).href;
     this.profileUrl = profileUrl;
-    await rm(this.opts.tmpDir, { recursive: true, force: true });
-    await mkdir(this.opts.tmpDir, { recursive: true });
-    // The name becomes the Unix socket /tmp/OSL_PIPE_<uid>_<name>: a filesystem socket, so it is
-    // reachable from outside soffice's network namespace (an abstract socket would not be).
+    // The name becomes the Unix socket OSL_PIPE_<uid>_<name> in soffice's /tmp: a filesystem
+    // socket, so it is reachable from the helper's sandbox, which has the same folder as /tmp.
     this.pipeName = `quire-${process.pid}-${this.opts.index}-${randomBytes(6).toString("hex")}`;
     const args = [
       `-env:UserInstallation=${profileUrl}`,
       "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
       `--accept=pipe,name=${this.pipeName};urp;`,
     ];
-    const [cmd, argv] = this.opts.isolateNetwork ? ["unshare", ["-n", SOFFICE, ...args]] : [SOFFICE, args];
-    // A hostile document must not take the machine's memory: past this address space soffice's
-    // allocations fail and it dies, which the slot reports and recovers from. prlimit execs in place.
-    const office = spawn("prlimit", [`--as=${OFFICE_ADDRESS_SPACE_BYTES}`, "--", cmd, ...argv], {
-      detached: true, // own process group: a timeout kills soffice.bin and oosplash together
+    const officeCmd = view.command(SOFFICE, args);
+    const office = spawn(officeCmd.file, officeCmd.args, {
+      detached: true, // own process group: a timeout kills the whole sandbox together
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, TMPDIR: this.opts.tmpDir },
+      env: officeCmd.env,
     });
     this.office = office;
     this.watch(office, "soffice");
-    const helperEnv: NodeJS.ProcessEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
-    delete helperEnv.PYTHONHOME;
-    delete helperEnv.PYTHONPATH;
-    const helperArgs = [HELPER, this.pipeName, String(START_TIMEOUT_MS / 1000), this.opts.tmpDir, String(office.pid ?? 0)];
-    const helper = spawn(UNO_PYTHON, helperArgs, { detached: true, stdio: ["pipe", "pipe", "pipe"], env: helperEnv });
+    const helperView = sandboxView(
+      { readOnly: [[HELPER, "/opt/quire/uno-convert.py"]], tmp: tmpDir, env: { PYTHONDONTWRITEBYTECODE: "1" }, addressSpaceBytes: OFFICE_ADDRESS_SPACE_BYTES },
+      sandbox,
+    );
+    // Sandboxed, the helper cannot see soffice's processes (nor needs to: both sandboxes die with
+    // us); unsandboxed, it kills soffice's group if we die without stopping it.
+    const officeGroup = sandbox.kind === "none" ? String(office.pid ?? 0) : "0";
+    const helperArgs = [helperView.path(HELPER), this.pipeName, String(START_TIMEOUT_MS / 1000), helperView.path(tmpDir), officeGroup];
+    const helperCmd = helperView.command(UNO_PYTHON, helperArgs);
+    const helper = spawn(helperCmd.file, helperCmd.args, { detached: true, stdio: ["pipe", "pipe", "pipe"], env: helperCmd.env });
     this.helper = helper;
     this.watch(helper, "uno-convert.py");
     helper.stdin?.on("error", () => {}); // EPIPE after a crash surfaces through the exit instead
@@ -124,11 +143,15 @@ export class OfficeSlot {
     }
   }
 
+  /** `input` and `output` are in the slot's ioDir, the only data folder soffice can see. */
   run(input: string, output: string, timeoutMs: number, signal?: AbortSignal): Promise<SlotResult> {
     const helper = this.helper;
-    if (!helper?.stdin || this.deathReason !== undefined) {
+    const view = this.view;
+    if (!helper?.stdin || !view || this.deathReason !== undefined) {
       return Promise.resolve({ ok: false, kind: "crash", message: this.deathReason ?? "slot not running" });
     }
+    input = view.path(input);
+    output = view.path(output);
     const id = this.nextId++;
     return new Promise((resolve) => {
       const finish = (r: SlotResult): void => {
@@ -155,8 +178,8 @@ export class OfficeSlot {
     this.helper = undefined;
     this.died("stopped");
     await Promise.all([killGroup(office), killGroup(helper)]);
-    // soffice removes its sockets only on a clean exit; a killed one leaves them in /tmp.
-    const prefix = `/tmp/OSL_PIPE_${process.getuid?.() ?? 0}_`;
+    // soffice removes its sockets only on a clean exit; a killed one leaves them in its /tmp.
+    const prefix = this.opts.sandbox.kind === "none" ? `/tmp/OSL_PIPE_${process.getuid?.() ?? 0}_` : `${this.opts.tmpDir}/OSL_PIPE_${SANDBOX_UID}_`;
     if (pipeName) await rm(prefix + pipeName, { force: true });
     if (profileUrl) await rm(prefix + singleInstancePipe(profileUrl), { force: true });
   }
@@ -202,19 +225,6 @@ function toResult(r: Reply): SlotResult {
   if (r.ok) return { ok: true, filter: r.filter ?? "" };
   const kind = r.kind === "encrypted" || r.kind === "corrupt" ? r.kind : "crash";
   return { ok: false, kind, message: r.message ?? "" };
-}
-
-/** Throws, with advice, unless this process may create network namespaces. */
-export function assertUnshareWorks(): void {
-  const probe = spawnSync("unshare", ["-n", "true"], { encoding: "utf8" });
-  if (probe.status !== 0) {
-    const why = probe.error?.message ?? (probe.stderr.trim() || `exit status ${probe.status}`);
-    throw new Error(
-      `isolateNetwork is set but \`unshare -n\` does not work here (${why}). It needs CAP_SYS_ADMIN ` +
-        "(root, or a container allowed to create network namespaces). Fix that, or set isolateNetwork: false " +
-        "and accept that documents can make LibreOffice fetch URLs.",
-    );
-  }
 }
 
 /** Pids whose process group is `pgid` (Linux /proc; the leader included). */

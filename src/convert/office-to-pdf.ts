@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
-import { assertUnshareWorks, OfficeSlot, type SlotResult } from "./office-slot.ts";
+import { OfficeSlot, type SlotResult } from "./office-slot.ts";
+import { currentSandbox, type SandboxSettings } from "./sandbox.ts";
 
 export interface OfficeConverterOptions {
   /** Parallel LibreOffice processes (default: os.availableParallelism()). */
@@ -12,10 +13,10 @@ export interface OfficeConverterOptions {
   timeoutMs: number;
   /** Restart a slot after this many conversions, as soffice's memory grows with use (default 200). */
   restartEvery: number;
-  /** Profiles (kept across runs) and scratch (emptied) live here. */
+  /** Profiles (kept across runs), soffice's temp and each slot's input/output folder live here. */
   workDir: string;
-  /** Run soffice inside `unshare -n` (default true); start() fails if that is impossible. */
-  isolateNetwork: boolean;
+  /** Where soffice runs (default: the one configured in sandbox.ts, bubblewrap unless unsafe). */
+  sandbox: SandboxSettings;
 }
 
 interface Job {
@@ -48,7 +49,8 @@ export class OfficeConverter {
   private readonly slots: SlotState[] = [];
   private readonly queue: Job[] = [];
   private state: "new" | "running" | "closed" = "new";
-  private readonly scratchDir: string;
+  /** Each slot's input/output folder, the only data folder its soffice sees; empty between jobs. */
+  private readonly ioDir: string;
 
   constructor(opts: Partial<OfficeConverterOptions> & Pick<OfficeConverterOptions, "workDir">) {
     this.opts = {
@@ -56,38 +58,44 @@ export class OfficeConverter {
       timeoutMs: opts.timeoutMs ?? 120_000,
       restartEvery: opts.restartEvery ?? 200,
       workDir: resolvePath(opts.workDir),
-      isolateNetwork: opts.isolateNetwork ?? true,
+      sandbox: opts.sandbox ?? currentSandbox(),
     };
     const { slots, timeoutMs, restartEvery } = this.opts;
     if (!(Number.isInteger(slots) && slots >= 1 && timeoutMs > 0 && Number.isInteger(restartEvery) && restartEvery >= 1)) {
       throw new RangeError(`invalid OfficeConverter options: ${JSON.stringify({ slots, timeoutMs, restartEvery })}`);
     }
-    this.scratchDir = join(this.opts.workDir, "scratch");
+    this.ioDir = join(this.opts.workDir, "io");
   }
 
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error("OfficeConverter.start() may only be called once");
-    if (this.opts.isolateNetwork) assertUnshareWorks();
-    await rm(this.scratchDir, { recursive: true, force: true });
-    await mkdir(this.scratchDir, { recursive: true });
+    await rm(this.ioDir, { recursive: true, force: true });
+    await mkdir(this.ioDir, { recursive: true });
     for (let index = 0; index < this.opts.slots; index++) {
       const slot = new OfficeSlot({
         index,
         profileDir: join(this.opts.workDir, "profiles", `slot-${index}`),
         tmpDir: join(this.opts.workDir, "tmp", `slot-${index}`),
-        isolateNetwork: this.opts.isolateNetwork,
+        ioDir: join(this.ioDir, `slot-${index}`),
+        sandbox: this.opts.sandbox,
       });
       this.slots.push({ slot, state: "restarting" });
     }
-    const started = await Promise.allSettled(this.slots.map((s) => s.slot.start()));
-    const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed || this.state !== "new") {
-      await Promise.all(this.slots.map((s) => s.slot.stop()));
-      this.state = "closed";
-      throw failed?.reason ?? new Error("OfficeConverter was closed while starting");
-    }
-    for (const s of this.slots) s.state = "idle";
+    // A slot that fails to start (seen once on a loaded fresh machine: soffice aborting during its
+    // first start) is retried with backoff like a crashed one, then every minute: start() refuses
+    // only when no slot comes up at all, and the converter serves with the slots that did.
     this.state = "running";
+    await Promise.all(this.slots.map((s) => this.restart(s, true)));
+    if (this.state !== "running") {
+      await Promise.all(this.slots.map((s) => s.slot.stop()));
+      throw new Error("OfficeConverter was closed while starting");
+    }
+    if (this.slots.every((s) => s.state === "broken")) {
+      const why = this.slots[0]?.error ?? "unknown";
+      await this.close();
+      throw new Error(`LibreOffice could not be started: ${why}`);
+    }
+    this.dispatch();
   }
 
   async convert(inputPath: string, outputPdfPath: string, signal?: AbortSignal): Promise<void> {
@@ -139,7 +147,7 @@ export class OfficeConverter {
       job.reject(new ConversionError("internal", "The document converter was shut down.", { transient: true }));
     }
     await Promise.all(this.slots.map((s) => s.slot.stop()));
-    await rm(this.scratchDir, { recursive: true, force: true });
+    await rm(this.ioDir, { recursive: true, force: true });
     await rm(join(this.opts.workDir, "tmp"), { recursive: true, force: true });
   }
 
@@ -160,12 +168,14 @@ export class OfficeConverter {
   }
 
   private async runJob(s: SlotState, job: Job): Promise<void> {
-    let dir = "";
+    const dir = s.slot.opts.ioDir;
     let result: SlotResult | undefined;
     let error: unknown;
     try {
-      dir = await mkdtemp(join(this.scratchDir, `slot${s.slot.opts.index}-`));
-      result = await s.slot.run(job.input, join(dir, "out.pdf"), this.opts.timeoutMs, job.signal);
+      // A copy, not the caller's path: soffice sees this folder and nothing else of the data
+      // folder. The neutral name is what a FILENAME field would print.
+      await copyFile(job.input, join(dir, "document"));
+      result = await s.slot.run(join(dir, "document"), join(dir, "out.pdf"), this.opts.timeoutMs, job.signal);
       s.slot.conversions++;
       // Kill before answering: the caller may rely on the old soffice being gone.
       if (!result.ok && result.kind !== "encrypted" && result.kind !== "corrupt") await s.slot.stop();
@@ -178,8 +188,8 @@ export class OfficeConverter {
     } catch (e) {
       error = e instanceof ConversionError ? e : new ConversionError("internal", "The document could not be converted.", { transient: true, cause: e });
     }
-    // Clean before answering, so that the scratch directory is empty whenever no job runs.
-    if (dir) await rm(dir, { recursive: true, force: true });
+    // Clean before answering, so that the slot's folder is empty whenever no job runs.
+    await emptyFolder(dir);
     if (error === undefined) job.resolve();
     else job.reject(error);
 
@@ -212,10 +222,16 @@ export class OfficeConverter {
     }
   }
 
-  private async restart(s: SlotState): Promise<void> {
+  /** `starting`: start() awaits this, so its pauses must keep the process alive. */
+  private async restart(s: SlotState, starting = false): Promise<void> {
     s.state = "restarting";
     for (const wait of RESTART_BACKOFF_MS) {
-      if (wait) await new Promise((r) => setTimeout(r, wait).unref());
+      if (wait) {
+        await new Promise((r) => {
+          const timer = setTimeout(r, wait);
+          if (!starting) timer.unref();
+        });
+      }
       if (this.state !== "running") return;
       await s.slot.stop();
       try {
@@ -236,6 +252,11 @@ export class OfficeConverter {
       if (this.state === "running" && s.state === "broken") void this.restart(s).then(() => this.dispatch());
     }, BROKEN_RETRY_MS).unref();
   }
+}
+
+async function emptyFolder(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.map((n) => rm(join(dir, n), { recursive: true, force: true })));
 }
 
 async function assertPdf(path: string): Promise<void> {

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
+import { sandboxView } from "./sandbox.ts";
 
 export interface PdfLimits {
   /** Documents with more pages are refused before anything is rendered (2000). */
@@ -24,6 +25,10 @@ export interface PageSize {
 }
 
 export interface PopplerRun {
+  /** The PDF: the only file of ours the program sees (read-only). */
+  input?: string;
+  /** A folder the program may write to, if it writes files. */
+  outputDir?: string;
   timeoutMs: number;
   signal?: AbortSignal;
   /** Receives stdout as text as it arrives, so long outputs need not be held whole. */
@@ -35,17 +40,25 @@ const STDERR_KEEP = 16 * 1024;
 export const POPPLER_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 
 /**
- * Runs one poppler program. Resolves with its stdout (unless `onStdout` takes it) when it exits 0.
- * A run over `timeoutMs` is killed and becomes "limits"; a non-zero exit is classified from stderr.
+ * Runs one poppler program in its sandbox (sandbox.ts). `args` gets the function that names a path
+ * as the program sees it (`opts.input`, or one inside `opts.outputDir`). Resolves with its stdout
+ * (unless `onStdout` takes it) when it exits 0. A run over `timeoutMs` is killed and becomes
+ * "limits"; a non-zero exit is classified from stderr.
  */
-export function runPoppler(cmd: string, args: string[], opts: PopplerRun): Promise<string> {
+export function runPoppler(cmd: string, args: (at: (hostPath: string) => string) => string[], opts: PopplerRun): Promise<string> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
       reject(opts.signal.reason);
       return;
     }
     // Bounded like LibreOffice: a hostile PDF makes poppler's allocations fail rather than the machine's.
-    const child = spawn("prlimit", [`--as=${POPPLER_ADDRESS_SPACE_BYTES}`, "--", cmd, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const view = sandboxView({
+      readOnly: opts.input === undefined ? [] : [[opts.input, "/in/document.pdf"]],
+      writable: opts.outputDir === undefined ? [] : [[opts.outputDir, "/out"]],
+      addressSpaceBytes: POPPLER_ADDRESS_SPACE_BYTES,
+    });
+    const command = view.command(cmd, args((p) => view.path(p)));
+    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
     let stdout = "";
     let stderr = "";
     let timedOut = false;
@@ -131,7 +144,7 @@ export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: Ab
   pdfPath = absolute(pdfPath);
   await assertNonEmptyFile(pdfPath);
   // pdfinfo clamps -l to the real page count, so one run both counts pages and sizes at most maxPages of them.
-  const out = await runPoppler("pdfinfo", ["-f", "1", "-l", String(Math.max(1, limits.maxPages)), pdfPath], { timeoutMs: limits.timeoutMs, signal });
+  const out = await runPoppler("pdfinfo", (at) => ["-f", "1", "-l", String(Math.max(1, limits.maxPages)), at(pdfPath)], { input: pdfPath, timeoutMs: limits.timeoutMs, signal });
   const lines = out.split("\n");
   // Metadata (Title, Author…) is printed before "Pages:" and may contain anything, lines that look
   // like ours included: only what follows the last "Pages:" line is pdfinfo's own.

@@ -84,7 +84,12 @@ function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number,
 async function rasterize(pdfPath: string, batch: Batch, width: number, dir: string, timeoutMs: number, signal?: AbortSignal): Promise<Map<number, string>> {
   await mkdir(dir);
   const args = ["-jpeg", "-jpegopt", `quality=${JPEG_QUALITY}`, "-cropbox", ...batch.scale, "-x", "0", "-y", "0", "-W", String(width), "-H", "0"];
-  await runPoppler("pdftoppm", [...args, "-f", String(batch.first), "-l", String(batch.last), pdfPath, join(dir, "p")], { timeoutMs, signal });
+  await runPoppler("pdftoppm", (at) => [...args, "-f", String(batch.first), "-l", String(batch.last), at(pdfPath), at(join(dir, "p"))], {
+    input: pdfPath,
+    outputDir: dir,
+    timeoutMs,
+    signal,
+  });
   const files = new Map<number, string>();
   for (const name of await readdir(dir)) {
     const m = /^p-(\d+)\.jpg$/.exec(name);

@@ -140,7 +140,8 @@ export async function extractText(pdfPath: string, limits: PdfLimits): Promise<P
     const last = Math.min(pageCount, first + TEXT_BATCH_PAGES - 1);
     const got: PageText[] = [];
     const reader = new BboxReader(first, pages, got);
-    await runPoppler("pdftotext", ["-bbox-layout", "-cropbox", "-enc", "UTF-8", "-f", String(first), "-l", String(last), pdfPath, "-"], {
+    await runPoppler("pdftotext", (at) => ["-bbox-layout", "-cropbox", "-enc", "UTF-8", "-f", String(first), "-l", String(last), at(pdfPath), "-"], {
+      input: pdfPath,
       timeoutMs: limits.timeoutMs,
       onStdout: (chunk) => reader.push(chunk),
     });

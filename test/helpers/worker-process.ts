@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { after } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { PROJECT_ROOT } from "./paths.ts";
+
+/** `quire worker` processes for tests that kill or refuse them. */
+export interface Worker {
+  child: ChildProcess;
+  out: () => string;
+  exited: Promise<number | string>;
+}
+
+/** Every worker this file started: none may outlive it, even when a test times out. */
+const spawned = new Set<ChildProcess>();
+const killAll = () => {
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+};
+process.once("exit", killAll);
+after(killAll);
+
+export function startWorker(env: Record<string, string>): Worker {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, QUIRE_LOG_LEVEL: "info", ...env },
+    // The IPC channel stops the worker (as `quire serve`'s) if this test process dies however it dies.
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  spawned.add(child);
+  let out = "";
+  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, sig) => resolve(sig ?? code ?? -1)));
+  return { child, out: () => out, exited };
+}
+
+export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
