@@ -47,9 +47,10 @@ const givenBytes = Buffer.alloc(32);
  */
 export function signatureMatches(expectedHex: string, given: string): boolean {
   if (expectedHex.length !== 32 || !HEX_32.test(given)) return false;
-  expectedBytes.latin1Write(expectedHex, 0, 32);
-  givenBytes.latin1Write(given, 0, 32);
-  // Setting bit 0x20 lowercases A-F and leaves 0-9 as they are.
-  for (let i = 0; i < 32; i++) givenBytes[i]! |= 0x20;
+  for (let i = 0; i < 32; i++) {
+    expectedBytes[i] = expectedHex.charCodeAt(i);
+    // Setting bit 0x20 lowercases A-F and leaves 0-9 as they are.
+    givenBytes[i] = given.charCodeAt(i) | 0x20;
+  }
   return timingSafeEqual(expectedBytes, givenBytes);
 }
