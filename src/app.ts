@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
-import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
+import { bucketOf, createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
 import { AccessLog } from "./ops/access-log.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
@@ -70,7 +70,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerApiRoutes(app, {
     deps: opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps,
     tempPath: () => opts.spool.tempPath(),
-    allowRequest: (apiKey) => limiter.allow(apiKey),
+    allowRequest: (apiKey, signed) => limiter.allow(bucketOf(apiKey, signed)),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
   });
   // The public pages (decisions §10) live on the main port only.

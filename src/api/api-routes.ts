@@ -21,7 +21,7 @@ const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 export interface ApiRouteOptions {
   deps: ApiDeps;
   tempPath: () => Promise<string>;
-  allowRequest?: (apiKey: string) => boolean;
+  allowRequest?: AuthOptions["allowRequest"];
   /** Paths serving each endpoint, e.g. { normal: ["/1_0"], upload: ["/upload/1_0"] }. */
   paths: Record<EndpointKind, string[]>;
 }
@@ -60,7 +60,7 @@ function oncePerRequest(auth: AuthOptions): AuthOptions {
   const allow = auth.allowRequest;
   if (!allow) return auth;
   let answer: boolean | undefined;
-  return { ...auth, allowRequest: (apiKey) => (answer ??= allow(apiKey)) };
+  return { ...auth, allowRequest: (apiKey, signed) => (answer ??= allow(apiKey, signed)) };
 }
 
 function hasBody(req: FastifyRequest): boolean {
