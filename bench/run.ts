@@ -5,6 +5,7 @@
 import { benchApi } from "./api.ts";
 import { benchConvert } from "./convert.ts";
 import { benchLoad } from "./load.ts";
+import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
@@ -14,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   convert: benchConvert,
   load: benchLoad,
+  preauth: benchPreauth,
   render: benchRender,
   scale: benchScale,
   reader: benchReader,

@@ -35,6 +35,11 @@ export function resolveAction(raw: string, prefixes: readonly string[], known: R
   return known.has(name) ? name : undefined;
 }
 
+/** Whether step 2 of decisions §2 would pass this key: well formed, and some account's. */
+export async function isKnownApiKey(apiKey: string, accounts: AccountsRepo): Promise<boolean> {
+  return API_KEY_RE.test(apiKey) && (await accounts.getKeyOwnerForSigning(apiKey)) !== undefined;
+}
+
 /** Steps 2 to 5 of decisions §2, in that order; the first failure is thrown. */
 export async function authenticate(params: RequestParams, endpoint: EndpointKind, opts: AuthOptions): Promise<Caller> {
   const apiKey = params.get("apiKey");
