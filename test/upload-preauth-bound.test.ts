@@ -158,6 +158,19 @@ describe("a server bounding file-first bodies at 2 MiB per address and 3 MiB in 
     await spoolEmpty();
   });
 
+  test("a body without a declared length is taken chunk by chunk: 205 on file at the bound", async () => {
+    const watch = watchFolderBytes(spoolDir);
+    const u = fileFirstUpload(uploadUrl(), { localAddress: "127.0.0.10", declaredLength: "chunked" });
+    for (let i = 0; i < 3 * 8 && !u.answered(); i++) await u.writeFile(MiB / 8);
+    const rsp = rspOf((await u.answer).text);
+    const peak = await watch.stop();
+    assert.ok(peak <= 2 * MiB, `peak ${peak}`);
+    assert.ok(peak > 0, "the file was being spooled");
+    assert.equal(rsp.error?.code, "205");
+    assert.equal(rsp.error?.field, "file");
+    await spoolEmpty();
+  });
+
   test("a key sent before the file and unknown is 010 rather than the bound's answer (decisions §2 step 2 first)", async () => {
     const u = fileFirstUpload(uploadUrl(), { localAddress: "127.0.0.9", fieldsBefore: { apiKey: "y".repeat(32) }, declaredLength: fileFirstLength(3 * MiB, {}, { apiKey: "y".repeat(32) }) });
     await u.writeFile(3 * MiB);

@@ -25,7 +25,8 @@ export interface FileFirstUpload {
 
 export function fileFirstUpload(
   uploadUrl: string,
-  opts: { localAddress?: string; declaredLength: number; fieldsBefore?: Record<string, string>; fileName?: string },
+  /** `declaredLength` "chunked": no Content-Length, the body sent with Transfer-Encoding: chunked. */
+  opts: { localAddress?: string; declaredLength: number | "chunked"; fieldsBefore?: Record<string, string>; fileName?: string },
 ): FileFirstUpload {
   const url = new URL(uploadUrl);
   const boundary = newBoundary();
@@ -54,31 +55,34 @@ export function fileFirstUpload(
     socket.on("close", () => (parsed ? resolve(parsed) : reject(new Error(`connection closed without a whole answer: ${received.toString("latin1").slice(0, 200)}`))));
   });
   answer.catch(() => {});
+  const chunked = opts.declaredLength === "chunked";
+  const frame = (data: Buffer) => (chunked && data.length > 0 ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")]) : data);
   const write = (data: Buffer): Promise<void> =>
     new Promise((resolve) => {
       if (parsed || socket.destroyed) return resolve();
-      socket.write(data, () => resolve());
+      socket.write(frame(data), () => resolve());
     });
   const field = (name: string, value: string) => Buffer.concat([partHead(boundary, { name, value }), Buffer.from(value), Buffer.from("\r\n")]);
+  const head = Buffer.from(
+    `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+      `${chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${opts.declaredLength}`}\r\nConnection: close\r\n\r\n`,
+  );
   const start = Buffer.concat([
-    Buffer.from(
-      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
-        `Content-Length: ${opts.declaredLength}\r\nConnection: close\r\n\r\n`,
-    ),
     ...Object.entries(opts.fieldsBefore ?? {}).map(([n, v]) => field(n, v)),
     partHead(boundary, { name: "file", filename: opts.fileName ?? "a.txt", contentType: "text/plain" }),
   ]);
   let started = false;
   return {
     async writeFile(bytes) {
-      const pieces = started ? [] : [start];
+      const first = !started;
       started = true;
-      await write(Buffer.concat([...pieces, Buffer.alloc(bytes, 0x41)]));
+      if (first) socket.write(head);
+      await write(Buffer.concat([...(first ? [start] : []), Buffer.alloc(bytes, 0x41)]));
     },
     finish(fieldsAfter) {
       if (parsed || socket.destroyed) return;
       const after = Object.entries(fieldsAfter).map(([n, v]) => Buffer.concat([Buffer.from("\r\n"), partHead(boundary, { name: n, value: v }), Buffer.from(v)]));
-      socket.write(Buffer.concat([...after, closing(boundary)]));
+      socket.write(Buffer.concat([frame(Buffer.concat([...after, closing(boundary)])), Buffer.from(chunked ? "0\r\n\r\n" : "")]));
     },
     answer,
     answered: () => parsed !== undefined,
