@@ -8,6 +8,7 @@ import { benchDetect } from "./detect.ts";
 import { benchFairness } from "./fairness.ts";
 import { benchLoad } from "./load.ts";
 import { benchOcr } from "./ocr.ts";
+import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
@@ -20,6 +21,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fairness: benchFairness,
   load: benchLoad,
   ocr: benchOcr,
+  preauth: benchPreauth,
   render: benchRender,
   scale: benchScale,
   reader: benchReader,

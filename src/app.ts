@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import type { ApiDeps } from "./api/actions/action.ts";
 import { registerApiRoutes } from "./api/api-routes.ts";
-import { createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
+import { PreauthBudget } from "./api/preauth-budget.ts";
+import { bucketOf, createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
 import { AccessLog } from "./ops/access-log.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
@@ -19,6 +20,8 @@ export interface AppOptions {
   logger?: boolean | object;
   /** Error 012; by default one limiter per configuration, shared by every app built with it. */
   rateLimiter?: RateLimiter;
+  /** Bytes of unauthenticated upload bodies on disk; by default one per configuration, like the limiter. */
+  preauthBudget?: PreauthBudget;
   /** Metrics and health checks: /healthz, /readyz, /metrics, and API answers counted by action and code. */
   ops?: AppOps;
 }
@@ -36,6 +39,18 @@ function rateLimiterFor(config: Readonly<Config>): RateLimiter {
     limiters.set(config, limiter);
   }
   return limiter;
+}
+
+const budgets = new WeakMap<Readonly<Config>, PreauthBudget>();
+
+/** Like the rate limiter: the main and the upload port spool to the same disk, so they share one budget. */
+function preauthBudgetFor(config: Readonly<Config>): PreauthBudget {
+  let budget = budgets.get(config);
+  if (!budget) {
+    budget = new PreauthBudget({ totalBytes: config.preauthSpoolBytes, perAddressBytes: config.preauthSpoolBytesPerAddress });
+    budgets.set(config, budget);
+  }
+  return budget;
 }
 
 /** Builds the HTTP app without listening, so tests and `quire serve` share it. */
@@ -70,7 +85,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerApiRoutes(app, {
     deps: opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps,
     tempPath: () => opts.spool.tempPath(),
-    allowRequest: (apiKey) => limiter.allow(apiKey),
+    allowRequest: (apiKey, signed) => limiter.allow(bucketOf(apiKey, signed)),
+    preauth: opts.preauthBudget ?? preauthBudgetFor(opts.deps.config),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
   });
   // The public pages (decisions §10) live on the main port only.

@@ -47,6 +47,13 @@ export interface Config {
   rateBurst: number;
   /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
   ratePerSecond: number;
+  /**
+   * Bytes that upload files sent before their request's apiKey and signature may hold on disk
+   * together (QUIRE_PREAUTH_SPOOL_BYTES), and from one client address (an IPv6 /64) together
+   * (QUIRE_PREAUTH_SPOOL_BYTES_PER_ADDRESS). 0 refuses such files.
+   */
+  preauthSpoolBytes: number;
+  preauthSpoolBytesPerAddress: number;
   /** QUIRE_SECRET_KEY: apiSecrets are stored sealed with the first key; every key opens. Empty: stored plain. */
   secretKeys: readonly Buffer[];
   /** A connection idle this long is closed (slow clients, slowloris). */
@@ -139,6 +146,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const workerConcurrency = int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1;
   // One slot short of all by default: a second account's job then starts at once, however long the first one's take.
   const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.max(1, workerConcurrency - 1), 1, 1024) ?? 1;
+  const maxUploadBytes = int("QUIRE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_UPLOAD_BYTES;
+  // One largest file-first upload per address, four at once in all: real clients within it are served.
+  const preauthSpoolBytesPerAddress = int("QUIRE_PREAUTH_SPOOL_BYTES_PER_ADDRESS", maxUploadBytes, 0, Number.MAX_SAFE_INTEGER) ?? maxUploadBytes;
+  const preauthSpoolBytes = int("QUIRE_PREAUTH_SPOOL_BYTES", 4 * maxUploadBytes, 0, Number.MAX_SAFE_INTEGER) ?? 4 * maxUploadBytes;
 
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
@@ -153,7 +164,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     s3Region: env.AWS_REGION || env.AWS_DEFAULT_REGION || "us-east-1",
     metricsPort: int("QUIRE_METRICS_PORT", undefined, 0, 65535),
     actionPrefixes: prefixes,
-    maxUploadBytes: int("QUIRE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_UPLOAD_BYTES,
+    maxUploadBytes,
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
@@ -172,6 +183,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxPages: int("QUIRE_MAX_PAGES", 2000, 1, 100_000) ?? 2000,
     rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
+    preauthSpoolBytes,
+    preauthSpoolBytesPerAddress,
     secretKeys,
     connectionTimeoutMs: (int("QUIRE_CONNECTION_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,
     headersTimeoutMs: (int("QUIRE_HEADERS_TIMEOUT_SECONDS", 60, 1, 3600) ?? 60) * 1000,

@@ -89,17 +89,29 @@ describe("a server with QUIRE_RATE_BURST=3, QUIRE_RATE_PER_SECOND=2", () => {
     assertFail(await list(c, "json"), "json", "012");
   });
 
+  /** A request with the key and a zero signature: what someone who knows only the key can send. */
+  const forged = (who: Caller, format: Format = "json") =>
+    getNormal(who, { action: "svc.document_embeds.list", apiKey: who.apiKey, format, signature: "0".repeat(32) });
+
+  /** Forged requests until one is refused with 012: the key's bucket of unsigned requests is then full. */
+  async function exhaustUnsigned(who: Caller): Promise<void> {
+    for (let i = 0; i < 20; i++) if (isThrottled((await forged(who)).body)) return;
+    assert.fail("forged requests never throttled");
+  }
+
   test("012 comes after 009/010 and before the signature, action and parameter checks", async () => {
     await exhaust(c);
     // an unknown key is 010 however hard it floods, and a missing one 009
     const unknown = "z".repeat(32);
     for (let i = 0; i < 10; i++) assertFail(await getNormal(c, { action: "svc.document_embeds.list", apiKey: unknown, format: "json", signature: "x" }), "json", "010");
     assertFail(await getNormal(c, { action: "svc.document_embeds.list", format: "json", signature: "x" }), "json", "009");
-    await exhaust(c);
+    // requests not correctly signed pour into a bucket of their own (decisions §2 step 3)
+    await exhaustUnsigned(c);
     const badSignature: Params = { ...sign({ action: "svc.document_embeds.list", apiKey: c.apiKey, format: "json" }, c.apiSecret), signature: "0".repeat(32) };
     assertFail(await getNormal(c, badSignature), "json", "012");
-    await exhaust(c);
+    await exhaustUnsigned(c);
     assertFail(await getNormal(c, { action: "svc.document_embeds.list", apiKey: c.apiKey, format: "xml" }), "xml", "012");
+    // correctly signed ones into the key's own
     await exhaust(c);
     assertFail(await call(c, "no.such_action", {}, "json"), "json", "012");
     await exhaust(c);
@@ -114,6 +126,28 @@ describe("a server with QUIRE_RATE_BURST=3, QUIRE_RATE_PER_SECOND=2", () => {
       body,
     });
     assertFail(res, "json", "012");
+  });
+
+  test("a flood of wrongly signed requests with a victim's key never throttles the victim's signed calls", async () => {
+    await sleep(2000); // both buckets drained, whatever ran before
+    let floodThrottled = 0;
+    let floodRefusedAs011 = 0;
+    for (let round = 0; round < 8; round++) {
+      // someone who knows only the key: 20 forged requests per signed call of the owner
+      const flood = await Promise.all(Array.from({ length: 20 }, () => forged(c)));
+      for (const res of flood) {
+        if (isThrottled(res.body)) floodThrottled++;
+        else {
+          assertFail(res, "json", "011");
+          floodRefusedAs011++;
+        }
+      }
+      okRsp(await list(c), "json");
+      // the owner's calls at its own pace stay within its own bucket (3 at once, 2/s)
+      await sleep(600);
+    }
+    assert.ok(floodThrottled > 0, "the flood itself is throttled once over its own bucket");
+    assert.ok(floodRefusedAs011 >= 3, "the flood's first requests are answered at step 5, 011");
   });
 
   test("another key is not affected", async () => {

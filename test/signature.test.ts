@@ -32,3 +32,29 @@ test("comparison is case-insensitive and length-safe", () => {
   assert.equal(signatureMatches(VECTOR.signature, VECTOR.signature.slice(1)), false);
   assert.equal(signatureMatches(VECTOR.signature, "0".repeat(32)), false);
 });
+
+test("the comparison is crypto.timingSafeEqual on 32 bytes, as SECURITY.md says", async () => {
+  const crypto = (await import("node:crypto")).default;
+  const { syncBuiltinESMExports } = await import("node:module");
+  const original = crypto.timingSafeEqual;
+  const seen: number[] = [];
+  crypto.timingSafeEqual = (a, b) => {
+    seen.push(a.byteLength, b.byteLength);
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  try {
+    const mixed = [...VECTOR.signature].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join("");
+    assert.equal(signatureMatches(VECTOR.signature, mixed), true);
+    assert.equal(signatureMatches(VECTOR.signature, "0".repeat(32)), false);
+    assert.deepEqual(seen, [32, 32, 32, 32], "both comparisons went through timingSafeEqual");
+    // not 32 hex digits: false at once (only the caller's own value is looked at)
+    for (const given of ["g".repeat(32), "\u0130".repeat(32), `${VECTOR.signature} `, VECTOR.signature.slice(1)]) {
+      assert.equal(signatureMatches(VECTOR.signature, given), false, JSON.stringify(given));
+    }
+    assert.equal(seen.length, 4);
+  } finally {
+    crypto.timingSafeEqual = original;
+    syncBuiltinESMExports();
+  }
+});

@@ -164,7 +164,9 @@ describe("public pages", { timeout: 120_000 }, () => {
     assert.deepEqual(await listed(), { profile: true, sitemap: true });
     await update({ access: "private" });
     try {
-      const res = await get(readerPath());
+      // made private, its title-based name gives way to its documentId (decisions §5)
+      assert.equal((await get(readerPath())).status, 404);
+      const res = await get(`/${doc.username}/docs/${doc.documentId}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get("x-robots-tag"), "noindex, nofollow");
       const body = await res.text();
@@ -175,7 +177,7 @@ describe("public pages", { timeout: 120_000 }, () => {
       assert.equal(image.headers.get("x-robots-tag"), "noindex, nofollow");
       assert.deepEqual(await listed(), { profile: false, sitemap: false });
     } finally {
-      await update({ access: "public" });
+      await fx.client.ok("document.update", { name: doc.documentId, access: "public", newName: doc.name });
     }
     // Documents not published are in no listing either.
     const profile = await text(`/${doc.username}`);

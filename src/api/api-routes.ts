@@ -3,11 +3,12 @@ import { QuireError } from "../domain/errors.ts";
 import { ACTIONS, ANSWERS_FROM_DOCUMENTS_ONLY } from "./actions/index.ts";
 import { AnswerCache } from "./answer-cache.ts";
 import type { ApiDeps, SpooledFile } from "./actions/action.ts";
-import { authenticate, type AuthOptions, type Caller, type EndpointKind } from "./authenticate.ts";
+import { authenticate, isKnownApiKey, type AuthOptions, type Caller, type EndpointKind } from "./authenticate.ts";
 import { renderError, renderOk } from "./envelope.ts";
 import { readDocumentOptions } from "../domain/document-options.ts";
 import { outputFormatOf } from "./output-format.ts";
 import { addFormEncoded, addQueryString, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
+import type { PreauthBudget, PreauthHold, Refusal } from "./preauth-budget.ts";
 import { readUpload } from "./upload-reader.ts";
 import { rm } from "node:fs/promises";
 import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
@@ -21,7 +22,9 @@ const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 export interface ApiRouteOptions {
   deps: ApiDeps;
   tempPath: () => Promise<string>;
-  allowRequest?: (apiKey: string) => boolean;
+  allowRequest?: AuthOptions["allowRequest"];
+  /** Bounds what upload bodies hold on disk before they are authenticated; unbounded without. */
+  preauth?: PreauthBudget;
   /** Paths serving each endpoint, e.g. { normal: ["/1_0"], upload: ["/upload/1_0"] }. */
   paths: Record<EndpointKind, string[]>;
 }
@@ -60,7 +63,7 @@ function oncePerRequest(auth: AuthOptions): AuthOptions {
   const allow = auth.allowRequest;
   if (!allow) return auth;
   let answer: boolean | undefined;
-  return { ...auth, allowRequest: (apiKey) => (answer ??= allow(apiKey)) };
+  return { ...auth, allowRequest: (apiKey, signed) => (answer ??= allow(apiKey, signed)) };
 }
 
 function hasBody(req: FastifyRequest): boolean {
@@ -107,10 +110,12 @@ async function handleApiRequest(
 ): Promise<FastifyReply> {
   const params = new RequestParams();
   let upload: SpooledFile | undefined;
+  const hold = endpoint === "upload" ? opts.preauth?.hold(req.ip) : undefined;
   try {
-    upload = await readParams(req, endpoint, params, opts, auth);
+    upload = await readParams(req, endpoint, params, opts, auth, hold);
     const format = outputFormatOf(params);
     const caller = await authenticate(params, endpoint, auth);
+    hold?.release(); // the spool is the caller's now
     noteAction(req, caller.action);
     const handler = ACTIONS.get(caller.action)!;
     const cacheKey = ANSWERS_FROM_DOCUMENTS_ONLY.has(caller.action) ? answers.keyFor(caller, params) : undefined;
@@ -137,6 +142,7 @@ async function handleApiRequest(
     return send(reply, renderError(outputFormatOf(params), failure));
   } finally {
     if (upload) await rm(upload.path, { force: true });
+    hold?.release();
   }
 }
 
@@ -151,6 +157,7 @@ async function readParams(
   params: RequestParams,
   opts: ApiRouteOptions,
   auth: AuthOptions,
+  hold: PreauthHold | undefined,
 ): Promise<SpooledFile | undefined> {
   const header = req.headers["content-type"];
   const rawUrl = req.raw.url ?? "";
@@ -200,6 +207,24 @@ async function readParams(
         caller = await authenticate(params.snapshot(), endpoint, auth);
       }
     },
+    // A file before the key and signature is spooled on the budget of unauthenticated bodies.
+    spoolMeter: async () => {
+      if (caller || !hold) return undefined;
+      // The declared length is taken whole before the first byte, so that concurrent bodies never
+      // share the budget out in pieces none can finish with: each fits whole or is refused unread.
+      const declared = Number(req.headers["content-length"]);
+      let taken = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, opts.deps.config.maxUploadBytes) : 0;
+      const refusal = taken > 0 ? hold.take(taken) : undefined;
+      if (refusal) throw await refusalAt(refusal, params, opts);
+      let written = 0;
+      return (bytes) => {
+        written += bytes;
+        if (written <= taken) return undefined;
+        const more = hold.take(written - taken);
+        taken = written;
+        return more ? refusalAt(more, params, opts) : undefined;
+      };
+    },
     onLimit: async () => {
       try {
         const who = caller ?? (await authenticate(params, endpoint, auth));
@@ -214,4 +239,16 @@ async function readParams(
       return new QuireError("205", "file");
     },
   });
+}
+
+/**
+ * The answer when an unauthenticated body reaches its bound. Reading stops there, so the fields
+ * after the file are never seen: a key sent before the file and refused wins (decisions §2 step
+ * 2); else 012 when the bounds are full for now (retrying later, or sending the key and
+ * signature before the file, succeeds), or 205 on `file` when this file alone is beyond them.
+ */
+async function refusalAt(refusal: Refusal, params: RequestParams, opts: ApiRouteOptions): Promise<QuireError> {
+  const apiKey = params.get("apiKey");
+  if (apiKey !== undefined && !(await isKnownApiKey(apiKey, opts.deps.store.accounts))) return new QuireError("010");
+  return refusal === "alone" ? new QuireError("205", "file") : new QuireError("012");
 }

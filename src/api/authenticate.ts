@@ -18,8 +18,11 @@ export interface AuthOptions {
   accounts: AccountsRepo;
   prefixes: readonly string[];
   knownActions: ReadonlySet<string>;
-  /** Answers whether the key may make one more request now (decisions §9, 012). */
-  allowRequest?: (apiKey: string) => boolean;
+  /**
+   * Answers whether the key may make one more request now (decisions §9, 012), counting
+   * correctly signed requests and the rest in buckets of their own (decisions §2 step 3).
+   */
+  allowRequest?: (apiKey: string, signed: boolean) => boolean;
 }
 
 const API_KEY_RE = /^[a-z0-9]{32}$/;
@@ -32,6 +35,11 @@ export function resolveAction(raw: string, prefixes: readonly string[], known: R
   return known.has(name) ? name : undefined;
 }
 
+/** Whether step 2 of decisions §2 would pass this key: well formed, and some account's. */
+export async function isKnownApiKey(apiKey: string, accounts: AccountsRepo): Promise<boolean> {
+  return API_KEY_RE.test(apiKey) && (await accounts.getKeyOwnerForSigning(apiKey)) !== undefined;
+}
+
 /** Steps 2 to 5 of decisions §2, in that order; the first failure is thrown. */
 export async function authenticate(params: RequestParams, endpoint: EndpointKind, opts: AuthOptions): Promise<Caller> {
   const apiKey = params.get("apiKey");
@@ -39,15 +47,18 @@ export async function authenticate(params: RequestParams, endpoint: EndpointKind
   if (!API_KEY_RE.test(apiKey)) throw new QuireError("010");
   const owner = await opts.accounts.getKeyOwnerForSigning(apiKey);
   if (!owner) throw new QuireError("010");
-  if (opts.allowRequest && !opts.allowRequest(apiKey)) throw new QuireError("012");
-
+  // Judged before the rate step so that someone who knows only the key fills a bucket of its
+  // own, not its owner's; a wrong signature is still answered at step 5.
   const signature = params.get("signature");
+  const signed = signature !== undefined && signatureMatches(computeSignature(owner.apiSecret, params.entries()), signature);
+  if (opts.allowRequest && !opts.allowRequest(apiKey, signed)) throw new QuireError("012");
+
   if (signature === undefined) throw missing("signature");
   const rawAction = params.get("action");
   if (rawAction === undefined) throw missing("action");
   const action = resolveAction(rawAction, opts.prefixes, opts.knownActions);
   if (action === undefined || (endpoint === "upload" && action !== "document.upload")) throw invalid("action");
 
-  if (!signatureMatches(computeSignature(owner.apiSecret, params.entries()), signature)) throw new QuireError("011");
+  if (!signed) throw new QuireError("011");
   return { accountId: owner.accountId, username: owner.username, action, documentsVersion: owner.documentsVersion };
 }

@@ -1,5 +1,6 @@
 /**
- * Error 012 (decisions §2 step 3, §9): a leaky bucket per API key. Each request pours one unit
+ * Error 012 (decisions §2 step 3, §9): a leaky bucket per API key and kind of request (see
+ * bucketOf). Each request pours one unit
  * into the key's bucket, which drains at `perSecond`; a request that would make it overflow
  * `burst` is refused and pours nothing, so a key that waits is served again. A bucket that has
  * drained empty is the same as no bucket, so idle ones are dropped: memory stays bounded by the
@@ -67,4 +68,13 @@ export function createRateLimiter(opts: RateLimitOptions): RateLimiter {
     },
     size: () => buckets.size,
   };
+}
+
+/**
+ * The bucket a request pours into: its key's, or, when not correctly signed, a second one of the
+ * same key, so that a flood by someone who knows only the key never throttles its owner
+ * (decisions §2 step 3). Keys are `[a-z0-9]{32}`, so the suffix cannot name another key.
+ */
+export function bucketOf(apiKey: string, signed: boolean): string {
+  return signed ? apiKey : `${apiKey}/unsigned`;
 }

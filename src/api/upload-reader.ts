@@ -1,6 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
+import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
 import { QuireError, invalid } from "../domain/errors.ts";
@@ -15,6 +16,26 @@ export interface UploadReaderOptions {
   beforeFile: () => Promise<void>;
   /** Decides what to answer once the file passes the limit (a malformed earlier field wins over 205). */
   onLimit: () => Promise<QuireError>;
+  /**
+   * Asked once beforeFile has run (throwing refuses the upload unread): a function each chunk of
+   * the file is shown to before it is written, which answers the error that stops the upload
+   * there (or undefined to go on); or undefined when the file need not be metered.
+   */
+  spoolMeter?: () => Promise<SpoolMeter | undefined>;
+}
+
+export type SpoolMeter = (bytes: number) => QuireError | undefined | Promise<QuireError | undefined>;
+
+/** Shows each chunk to the meter before passing it on; a refusal fails the stream with the meter's error. */
+function metered(meter: SpoolMeter): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      void Promise.resolve(meter(chunk.length)).then(
+        (refusal) => (refusal ? done(refusal) : done(null, chunk)),
+        (err: unknown) => done(err as Error),
+      );
+    },
+  });
 }
 
 /**
@@ -106,11 +127,14 @@ export function readUpload(req: IncomingMessage, params: RequestParams, opts: Up
       spooled = (async () => {
         await opts.beforeFile();
         aborted.signal.throwIfAborted();
+        const meter = await opts.spoolMeter?.();
+        aborted.signal.throwIfAborted();
         spoolPath = await opts.tempPath();
         aborted.signal.throwIfAborted();
         // Counted by the writer: a listener on the file stream would start it flowing before we are ready.
         const out = createWriteStream(spoolPath, { flags: "wx" });
-        await pipeline(stream, out, { signal: aborted.signal });
+        if (meter) await pipeline(stream, metered(meter), out, { signal: aborted.signal });
+        else await pipeline(stream, out, { signal: aborted.signal });
         return { path: spoolPath, size: out.bytesWritten, fileName };
       })();
       spooled.catch(fail);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { compareText, type SortOrder } from "./folders.ts";
 import type { Database } from "./schema.ts";
 
@@ -117,7 +117,8 @@ export function bookmarksRepo(db: Kysely<Database>) {
 
     /**
      * The document `bookmark.add` names: the caller's own in any state, another account's only
-     * if public and active; anything else is as if it did not exist.
+     * if public and active; anything else is as if it did not exist. `name` may be the
+     * documentId (decisions §5); a document of that name wins over one of that id.
      */
     async findBookmarkable(accountId: number, documentUsername: string, name: string): Promise<BookmarkableDocument | undefined> {
       const row = await db
@@ -125,10 +126,11 @@ export function bookmarksRepo(db: Kysely<Database>) {
         .innerJoin("accounts", "accounts.id", "documents.accountId")
         .select(["documents.documentId", "documents.accountId", "documents.title", "documents.description", "documents.state", "documents.pageCount"])
         .where("accounts.username", "=", documentUsername)
-        .where("documents.name", "=", name)
+        .where((w) => w.or([w("documents.name", "=", name), w("documents.documentId", "=", name)]))
         .where((w) =>
           w.or([w("documents.accountId", "=", accountId), w.and([w("documents.access", "=", "public"), w("documents.state", "=", "A")])]),
         )
+        .orderBy(sql`case when documents.name = ${name} then 0 else 1 end`)
         .executeTakeFirst();
       return row ? { ...row, pageCount: Number(row.pageCount) } : undefined;
     },

@@ -92,6 +92,19 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     return query;
   };
 
+  const getByName = async (accountId: number, name: string): Promise<DocumentRecord | undefined> => {
+    const row = await selectRecords().where("documents.accountId", "=", accountId).where("documents.name", "=", name).executeTakeFirst();
+    return row ? fromRow(row) : undefined;
+  };
+
+  const getById = async (accountId: number, documentId: string): Promise<DocumentRecord | undefined> => {
+    const row = await selectRecords()
+      .where("documents.accountId", "=", accountId)
+      .where("documents.documentId", "=", documentId)
+      .executeTakeFirst();
+    return row ? fromRow(row) : undefined;
+  };
+
   return {
     /** The record and its conversion job in one transaction: a crash can never leave one without the other. */
     async insertWithJob(doc: DocumentRecord, jobKind: JobKind, requestId?: string): Promise<void> {
@@ -107,14 +120,19 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       });
     },
 
-    async isNameTaken(accountId: number, name: string): Promise<boolean> {
-      const row = await db
+    /**
+     * Whether a document of the account, other than `exceptDocumentId`, has this name or this
+     * documentId: a documentId names its document too (decisions §5), so it is never given to
+     * another one.
+     */
+    async isNameTaken(accountId: number, name: string, exceptDocumentId?: string): Promise<boolean> {
+      let q = db
         .selectFrom("documents")
         .select("documentId")
         .where("accountId", "=", accountId)
-        .where("name", "=", name)
-        .executeTakeFirst();
-      return row !== undefined;
+        .where((w) => w.or([w("name", "=", name), w("documentId", "=", name)]));
+      if (exceptDocumentId !== undefined) q = q.where("documentId", "<>", exceptDocumentId);
+      return (await q.executeTakeFirst()) !== undefined;
     },
 
     /** For the worker, which serves every account. */
@@ -136,7 +154,9 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
 
     /**
      * P -> A in one statement guarded by the state, so a second run or a deleted document changes
-     * nothing. A name the caller did not give becomes one made from the title, if still free.
+     * nothing. A name the caller did not give becomes one made from the title, if still free, and
+     * only for a public document: a private one keeps its documentId, which no one can guess
+     * (decisions §5). Both are judged here, on the row, so an update during conversion counts.
      */
     async markActive(
       documentId: string,
@@ -156,7 +176,9 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
             ...(result.description !== undefined
               ? { description: sql<string>`case when description_given = 1 then description else ${result.description} end` }
               : {}),
-            ...(result.name !== undefined ? { name: sql<string>`case when name_given = 1 then name else ${result.name} end` } : {}),
+            ...(result.name !== undefined
+              ? { name: sql<string>`case when name_given = 1 or access <> 'public' then name else ${result.name} end` }
+              : {}),
             updatedAt: now,
           })
           .where("documentId", "=", documentId)
@@ -180,16 +202,17 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       return Number(r.numUpdatedRows) === 1;
     },
 
-    /** Which of these names the account already uses (to make a title-derived name unique). */
+    /** Which of these names the account already uses, as a name or a documentId (to make a title-derived name unique). */
     async takenNames(accountId: number, candidates: string[]): Promise<Set<string>> {
       if (candidates.length === 0) return new Set();
       const rows = await db
         .selectFrom("documents")
-        .select("name")
+        .select(["name", "documentId"])
         .where("accountId", "=", accountId)
-        .where("name", "in", candidates)
+        .where((w) => w.or([w("name", "in", candidates), w("documentId", "in", candidates)]))
         .execute();
-      return new Set(rows.map((r) => r.name));
+      const wanted = new Set(candidates);
+      return new Set(rows.flatMap((r) => [r.name, r.documentId]).filter((n) => wanted.has(n)));
     },
 
     /** One page of an account's documents and the count of all that match (decisions §8). */
@@ -212,12 +235,14 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       return { totalCount, records: rows.map(fromRow) };
     },
 
-    async getByName(accountId: number, name: string): Promise<DocumentRecord | undefined> {
-      const row = await selectRecords()
-        .where("documents.accountId", "=", accountId)
-        .where("documents.name", "=", name)
-        .executeTakeFirst();
-      return row ? fromRow(row) : undefined;
+    getByName,
+
+    /**
+     * The document an operation names (decisions §5): by its name, else by its documentId, so a
+     * client that kept the name answered at upload finds it after a title-based name replaced it.
+     */
+    async getByNameOrId(accountId: number, nameOrId: string): Promise<DocumentRecord | undefined> {
+      return (await getByName(accountId, nameOrId)) ?? (await getById(accountId, nameOrId));
     },
 
     /** Writes the changes of `svc.document.update`; false when the document is gone. */
@@ -233,20 +258,26 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
 
     /**
      * Removes the account's documents of these names with their jobs, in one transaction per
-     * chunk (bookmarks and embeds go by cascade). Names of no document of the account are passed
-     * over. Answers what was removed, for deleting the blobs under each `blobId`.
+     * chunk (bookmarks and embeds go by cascade). A documentId names its document too (decisions
+     * §5), unless another document has it as its name; names of no document of the account are
+     * passed over. Answers what was removed, for deleting the blobs under each `blobId`.
      */
     async deleteByNames(accountId: number, names: readonly string[]): Promise<Array<{ documentId: string; blobId: string }>> {
       const removed: Array<{ documentId: string; blobId: string }> = [];
       for (let i = 0; i < names.length; i += NAME_CHUNK) {
         const chunk = names.slice(i, i + NAME_CHUNK);
         await db.transaction().execute(async (trx) => {
-          const rows = await trx
+          const found = await trx
             .selectFrom("documents")
-            .select(["documentId", "blobId"])
+            .select(["documentId", "blobId", "name"])
             .where("accountId", "=", accountId)
-            .where("name", "in", chunk)
+            .where((w) => w.or([w("name", "in", chunk), w("documentId", "in", chunk)]))
             .execute();
+          const asked = new Set(chunk);
+          const named = new Set(found.map((r) => r.name).filter((n) => asked.has(n)));
+          const rows = found
+            .filter((r) => named.has(r.name) || !named.has(r.documentId))
+            .map(({ documentId, blobId }) => ({ documentId, blobId }));
           if (rows.length === 0) return;
           const ids = rows.map((r) => r.documentId);
           await trx.deleteFrom("jobs").where("documentId", "in", ids).execute();
@@ -257,13 +288,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       return removed;
     },
 
-    async getById(accountId: number, documentId: string): Promise<DocumentRecord | undefined> {
-      const row = await selectRecords()
-        .where("documents.accountId", "=", accountId)
-        .where("documents.documentId", "=", documentId)
-        .executeTakeFirst();
-      return row ? fromRow(row) : undefined;
-    },
+    getById,
   };
 }
 

@@ -11,18 +11,24 @@ const flag = <K extends string>(column: K, value: boolean | undefined): Partial<
 
 /**
  * `svc.document.update` (decisions §8): every parameter checked in table order first; then the
- * document by its current name (none of the caller's: 300); then `newName` must be free (201).
- * Omitted fields stay as they are; `ep` moves on every update.
+ * document by its current name or its documentId (none of the caller's: 300, decisions §5); then
+ * `newName` must be free (201). Omitted fields stay as they are; `ep` moves on every update.
+ *
+ * `access=private` on a document whose name was made from its title gives it back its documentId
+ * as name, so that making it private does not leave it at a guessable address (decisions §5: a
+ * private document's address is its only protection). A name the caller chose stays, and a
+ * document made public keeps its name: its address does not change under links already shared.
  */
 export const documentUpdate: ActionHandler = async ({ params, caller, deps, now }) => {
   const { name, changes } = readDocumentUpdate(params.get);
   checkOutputParams(params);
 
   const docs = deps.store.documents;
-  const doc = await docs.getByName(caller.accountId, name);
+  const doc = await docs.getByNameOrId(caller.accountId, name);
   if (!doc) throw new QuireError("300");
   const { newName, tags, commentsAllowed, downloadable, explicit, ratingsAllowed, ...rest } = changes;
-  if (newName !== undefined && newName !== doc.name && (await docs.isNameTaken(caller.accountId, newName))) throw invalid("newName");
+  if (newName !== undefined && newName !== doc.name && (await docs.isNameTaken(caller.accountId, newName, doc.documentId))) throw invalid("newName");
+  const unguessable = newName === undefined && changes.access === "private" && !doc.nameGiven && doc.name !== doc.documentId;
 
   const patch: DocumentPatch = {
     ...rest,
@@ -34,6 +40,7 @@ export const documentUpdate: ActionHandler = async ({ params, caller, deps, now 
     // The caller's description is never replaced by the extracted summary; a name set here is the caller's.
     ...(rest.description !== undefined ? { descriptionGiven: 1 } : {}),
     ...(newName !== undefined ? { name: newName, nameGiven: 1 } : {}),
+    ...(unguessable ? { name: doc.documentId } : {}),
     // ep is in whole seconds: it moves on every update even when the last change was this same second.
     updatedAt: Math.max(now, (Math.floor(doc.updatedAt / 1000) + 1) * 1000),
   };
