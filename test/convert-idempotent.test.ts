@@ -25,6 +25,7 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
       fetch: { maxBytes: 1 << 20, allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, totalTimeoutMs: 5000 },
       pdfLimits: { maxPages: 2000, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
       pageWidths: { thumb: 200, read: 1200 },
+      ocr: { languages: ["eng"], concurrency: 1 },
     };
   });
   after(async () => {

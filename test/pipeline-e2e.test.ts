@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { blobKeys } from "../src/blobs/blob-keys.ts";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
+import { docTypeFromExtension } from "../src/domain/formats.ts";
 import { FIXTURES } from "./helpers/paths.ts";
 import { startTestServer, type TestServer } from "./helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "./helpers/test-worker.ts";
@@ -45,7 +46,32 @@ const BAD_OUTCOMES: Record<string, { state: "A" | "F"; errorCode?: number; pages
   "bad/ppt-encrypted.ppt": { state: "F", errorCode: 4 },
   "bad/odt-encrypted.odt": { state: "F", errorCode: 4 },
   "bad/odp-libreoffice-hangs.odp": { state: "F", errorCode: 5 },
+  "bad/docx-encrypted-password-pass.docx": { state: "F", errorCode: 4 },
+  "bad/xlsx-encrypted-password-pwd123.xlsx": { state: "F", errorCode: 4 },
+  "bad/xls-encrypted-xor-abc.xls": { state: "F", errorCode: 4 },
+  "bad/scan-page.png": { state: "A", pages: 1 }, // an image, now a supported format
+  "bad/text-not-zip.odt": { state: "A", pages: 1 }, // plain text named .odt: published as the text it is
+  "bad/jpg-truncated-pillow.jpg": { state: "F", errorCode: 3 },
+  "bad/gif-decompression-bomb-pillow.gif": { state: "F", errorCode: 5 }, // a 4.4 Gpixel canvas in 44 bytes
+  "bad/pdf-enormous-page-81mpx-ocrmypdf.pdf": { state: "A", pages: 1 }, // rendered, and OCR'd, below the pixel caps
 };
+
+/** Problem files that are none of the supported formats: refused at upload (201 on file), nothing stored. */
+const REFUSED = [
+  "bad/doc-random-bytes-corrupted.doc",
+  "bad/docx-truncated-tika.docx",
+  "bad/empty.pdf",
+  "bad/hello.zip",
+  "bad/ibm-displaywrite-named.doc",
+  "bad/odp-corrupt-zip.odp",
+  "bad/pptx-corrupted-alfresco.pptx",
+];
+
+/** Converted by a test of its own, for its size: the 352-page book (test/pdf-pages.test.ts). */
+const ELSEWHERE = ["bad/pdf-352-pages-freeculture.pdf"];
+
+/** Every document of the fixtures: everything but the manifest and the OCR ground truths. */
+const isDocument = (f: string) => f !== "MANIFEST.md" && !f.endsWith(".gt.txt");
 
 interface Doc {
   documentId: string;
@@ -101,20 +127,26 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
     throw new Error(`${documentId} stayed in P`);
   }
 
-  test("every good fixture and every problem file ends in its expected state", async () => {
+  test("every good fixture and every problem file ends in its expected state", { timeout: 540_000 }, async () => {
     const pages = await manifestPages();
-    const good = (await readdir(FIXTURES)).filter((f) => /\.(pdf|odt|doc|wpd|sxw|sxi|rtf|odp|ppt)$/.test(f));
+    const good = (await readdir(FIXTURES, { withFileTypes: true })).filter((e) => e.isFile() && isDocument(e.name)).map((e) => e.name);
+    const bad = (await readdir(join(FIXTURES, "bad"))).filter(isDocument).map((f) => `bad/${f}`);
+    assert.deepEqual(bad.sort(), [...Object.keys(BAD_OUTCOMES), ...REFUSED, ...ELSEWHERE].sort(), "every problem file has its expected outcome");
     for (const f of [...good, ...Object.keys(BAD_OUTCOMES)]) {
       const answer = unwrap(await client.upload(join(FIXTURES, f)));
       uploaded.set(f, (answer.document as Doc).documentId);
     }
     const failures: string[] = [];
+    for (const f of REFUSED) {
+      const error = (await client.upload(join(FIXTURES, f))).rsp._content?.error;
+      if (error?.code !== "201" || error.field !== "file") failures.push(`${f}: answered ${JSON.stringify(error)} (want 201 on file)`);
+    }
     for (const f of good) {
       const d = await settled(uploaded.get(f)!);
       const want = PAGES_WITH_OUR_FONTS[f] ?? pages.get(f);
       if (d.state !== "A" || d.pageCount !== want) failures.push(`${f}: ${d.state} ${d.pageCount} pages (want A ${want}) ${d.errorMessage}`);
       const rec = (await server.services.store.documents.getForConversion(d.documentId))!;
-      if (rec.orgDocType !== f.split(".").pop()) failures.push(`${f}: orgDocType ${rec.orgDocType}`);
+      if (rec.orgDocType !== docTypeFromExtension(f.split(".").pop()!)) failures.push(`${f}: orgDocType ${rec.orgDocType}`);
       const keys = await server.services.blobs.list(blobKeys.prefix(rec.blobId));
       const reads = keys.filter((k) => k.includes("/pages/read/")).length;
       const thumbs = keys.filter((k) => k.includes("/pages/thumb/")).length;
@@ -143,6 +175,24 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
     assert.ok(d.coverWidth > 0);
     assert.equal(d.name, "pdf-tcpdf-14pages", "a name made from the title replaces the documentId");
     assert.ok(d.description.length > 0 && d.description.length <= 1000);
+  });
+
+  test("scans get their text by OCR: words with boxes in the text layer, a description found by svc.documents.list", async () => {
+    for (const [f, word] of [["ocr-scanned-2pages-faa-advisory.pdf", "Coded Departure Routes"], ["ocr-phototest-tesseract.tif", "quick brown dog"]] as const) {
+      const d = await settled(uploaded.get(f)!);
+      assert.equal(d.state, "A", f);
+      const rec = (await server.services.store.documents.getForConversion(d.documentId))!;
+      const stored = await server.services.blobs.get(blobKeys.text(rec.blobId));
+      const chunks: Buffer[] = [];
+      for await (const c of stored) chunks.push(c as Buffer);
+      const pages = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { page: number; text: string; words: { x: number; w: number }[] }[];
+      assert.match(pages[0]!.text.replace(/\s+/g, " "), new RegExp(word), `${f}: page 1 text`);
+      assert.ok(pages[0]!.words.length > 10 && pages[0]!.words.every((w) => w.x >= 0 && w.x + w.w <= 1.00001), `${f}: word boxes on the page`);
+      const listed = unwrap(await client.call("documents.list", { orgDocName: f, responseParams: "documentId,description" }));
+      const items = (listed.result as { _content: { document: { documentId: string; description: string } }[] })._content.map((i) => i.document);
+      const found = items.find((i) => i.documentId === d.documentId);
+      assert.match(found?.description.replace(/\s+/g, " ") ?? "", new RegExp(word), `${f}: description from the OCR'd text`);
+    }
   });
 
   test("URL uploads are fetched, typed by content, and fail with 1 or 2 when they must", async () => {

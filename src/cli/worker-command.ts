@@ -81,6 +81,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
         },
         pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
         pageWidths: { thumb: 200, read: 1200 },
+        ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
       }),
     ],
   ]);

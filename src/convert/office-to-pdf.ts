@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
+import { detectFile } from "../detect/detect-format.ts";
 import { ConversionError } from "./conversion-error.ts";
 import { OfficeSlot, type SlotResult } from "./office-slot.ts";
 import { currentSandbox, type SandboxSettings } from "./sandbox.ts";
@@ -206,7 +207,8 @@ export class OfficeConverter {
       case "encrypted":
         return new ConversionError("encrypted", "The document is password-protected.", { cause });
       case "corrupt":
-        if (await isEncryptedPowerPoint(job.input)) {
+        // LibreOffice calls an encrypted OOXML package (an OLE file with EncryptedPackage) unreadable.
+        if ((await isEncryptedPowerPoint(job.input)) || (await detectFile(job.input))?.encrypted) {
           return new ConversionError("encrypted", "The document is password-protected.", { cause });
         }
         return new ConversionError("corrupt", "The document could not be read; it may be damaged.", { cause });

@@ -8,9 +8,13 @@ import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import { ConversionError } from "../convert/conversion-error.ts";
 import { JobFailure } from "../domain/job-failure.ts";
-import { detectFormat } from "../convert/detect-format.ts";
+import { detectFormat } from "../detect/detect-format.ts";
 import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
+import { imageToPdf, type ImageType } from "../convert/image-pages.ts";
+import { recognizePages, type OcrSettings } from "../convert/page-ocr.ts";
 import type { OfficeConverter } from "../convert/office-to-pdf.ts";
+import { textToPdf } from "../convert/text-to-pdf.ts";
+import { conversionRoute, isOrgDocType, type OrgDocType } from "../domain/formats.ts";
 import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
@@ -30,9 +34,14 @@ export interface ConvertDeps {
   fetch: Omit<FetchOptions, "signal">;
   pdfLimits: PdfLimits;
   pageWidths: { thumb: number; read: number };
+  /** Pages without a usable text layer are read by Tesseract with these settings. */
+  ocr: OcrSettings;
 }
 
-const FORMAT_MESSAGE = "The file is not a supported document (PDF, ODT, DOC, WPD, SXW, SXI, RTF, ODP or PPT).";
+/** Plain text beyond this is no document a reader pages through (about 2,000 pages of prose). */
+const MAX_TEXT_BYTES = 8 * 1024 * 1024;
+
+const FORMAT_MESSAGE = "The file is not a supported document (PDF, an office document, plain text or an image).";
 
 /**
  * The whole P -> A/F pipeline, in order: original (fetched for URL uploads), PDF (LibreOffice for
@@ -52,7 +61,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         let pdf = original;
         if (type !== "pdf") {
           pdf = join(work, "document.pdf");
-          await deps.office.convert(original, pdf, signal);
+          await toPdf(deps, type, original, pdf, signal);
           await putFile(deps.blobs, blobKeys.pdf(doc.blobId), pdf);
         }
         signal.throwIfAborted();
@@ -77,7 +86,13 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         for (const size of ["small", "medium", "large"] as const) {
           await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
         }
-        const text = await extractText(pdf, deps.pdfLimits);
+        const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits), {
+          ...deps.ocr,
+          documentLanguage: doc.language,
+          timeoutMs: deps.pdfLimits.timeoutMs,
+          signal,
+          tmpDir: work,
+        });
         await deps.blobs.put(blobKeys.text(doc.blobId), Readable.from([JSON.stringify(text)]));
         signal.throwIfAborted();
         return (await publish(deps, doc, {
@@ -109,8 +124,22 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
   };
 }
 
+/** Every format but PDF becomes a PDF: office formats in LibreOffice, images by sharp, text laid out by Writer. */
+async function toPdf(deps: ConvertDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
+  switch (conversionRoute(type)) {
+    case "image":
+      await imageToPdf(original, type as ImageType, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, signal });
+      return;
+    case "text":
+      await textToPdf(original, pdf, deps.office, { maxBytes: MAX_TEXT_BYTES, signal });
+      return;
+    default:
+      await deps.office.convert(original, pdf, signal);
+  }
+}
+
 /** The original as a local file: fetched (URL uploads, first run) or read back from the blob store. */
-async function obtainOriginal(deps: ConvertDeps, doc: DocumentRecord, path: string, signal: AbortSignal): Promise<string> {
+async function obtainOriginal(deps: ConvertDeps, doc: DocumentRecord, path: string, signal: AbortSignal): Promise<OrgDocType> {
   const key = blobKeys.original(doc.blobId);
   if (doc.origin === "apislurp" && !(await deps.blobs.exists(key))) {
     await fetchToFile(doc.slurpUrl, path, { ...deps.fetch, signal });
@@ -121,7 +150,7 @@ async function obtainOriginal(deps: ConvertDeps, doc: DocumentRecord, path: stri
     return type;
   }
   await pipeline(await deps.blobs.get(key), createWriteStream(path));
-  if (doc.orgDocType === "unknown") {
+  if (!isOrgDocType(doc.orgDocType)) {
     // fetched by an earlier run that stopped before recording the type
     const type = await detectFormat(path);
     if (type === null) throw new ConversionError("format", FORMAT_MESSAGE);

@@ -1,0 +1,47 @@
+/**
+ * The page step's text: pages whose text layer is empty, negligible or garbage are read by
+ * Tesseract; the others keep the text poppler extracted (born-digital pages are never OCR'd).
+ */
+import { inspectPdf, type PdfLimits } from "./pdf-inspect.ts";
+import { ocrPdfPages, unturnWords } from "./ocr.ts";
+import { ocrLanguages } from "./ocr-languages.ts";
+import { needsOcr } from "./ocr-needed.ts";
+import { installedLanguages } from "./ocr-tesseract.ts";
+import type { PageText } from "./pdf-text.ts";
+
+export interface OcrSettings {
+  /** Tesseract languages for documents without a `language` (QUIRE_OCR_LANGUAGES). */
+  languages: readonly string[];
+  /** Pages read at once (QUIRE_OCR_CONCURRENCY). */
+  concurrency: number;
+}
+
+export interface RecognizeOptions extends OcrSettings {
+  /** The document's ISO 639-1 `language`, or "" when unset. */
+  documentLanguage: string;
+  /** Wall-clock limit of one tesseract run; the job's own limit aborts `signal`. */
+  timeoutMs: number;
+  signal: AbortSignal;
+  tmpDir: string;
+}
+
+/** `extracted` with the text of every page that has none worth keeping replaced by what OCR reads. */
+export async function recognizePages(pdf: string, extracted: PageText[], opts: RecognizeOptions): Promise<PageText[]> {
+  const wanted = extracted.filter(needsOcr).map((p) => p.page);
+  if (wanted.length === 0) return extracted;
+  // Only the page count matters to the limits here: the document passed them before its pages were rendered.
+  const limits: PdfLimits = { maxPages: Math.max(...wanted), maxPagePixels: Number.MAX_SAFE_INTEGER, timeoutMs: opts.timeoutMs };
+  const { pages: sizes } = await inspectPdf(pdf, limits, opts.signal);
+  const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());
+  const read = await ocrPdfPages(
+    pdf,
+    wanted.map((page) => ({ page, size: sizes[page - 1]! })),
+    { languages, timeoutMs: opts.timeoutMs, concurrency: opts.concurrency, signal: opts.signal, tmpDir: opts.tmpDir },
+  );
+  const byPage = new Map(read.map((r) => [r.page, r]));
+  return extracted.map((p) => {
+    const r = byPage.get(p.page);
+    // The words' boxes are placed on the page as it is shown, however Tesseract had to turn it to read it.
+    return r && r.text.trim() !== "" ? { page: p.page, text: r.text, words: unturnWords(r.words, r.rotation) } : p;
+  });
+}
