@@ -5,14 +5,15 @@ import {
 } from "./document-paths.ts";
 import { html, safeHttpUrl, type Html } from "./html.ts";
 import { pageLayout } from "./page-layout.ts";
+import { plainHttpOrigin } from "./public-origin.ts";
 import type { SearchHit } from "./page-text.ts";
 import type { WebAssets } from "./web-assets.ts";
 
 export interface ReaderView {
   doc: DocumentRecord;
   pages: readonly PageText[];
-  /** Absolute origin for canonical and sharing addresses. */
-  origin: string;
+  /** Trusted absolute origin for canonical and sharing addresses; undefined: relative canonical, no og:url/og:image. */
+  origin: string | undefined;
   assets: WebAssets;
   embed: boolean;
   startPage: number;
@@ -38,8 +39,9 @@ function shareMeta(v: ReaderView) {
   return {
     title: `${doc.title} — ${doc.username}`,
     description: doc.description,
-    canonical: v.origin + docPath(doc),
-    image: v.origin + coverPath(doc, "large"),
+    canonical: (v.origin ?? "") + docPath(doc),
+    shareUrl: v.origin === undefined ? undefined : v.origin + docPath(doc),
+    image: v.origin === undefined ? undefined : v.origin + coverPath(doc, "large"),
     noindex: doc.access === "private" || v.embed,
     lang: doc.language || "en",
   };
@@ -48,7 +50,8 @@ function shareMeta(v: ReaderView) {
 function docHeader(v: ReaderView): Html {
   const { doc } = v;
   const info = safeHttpUrl(doc.infoLink);
-  const sound = safeHttpUrl(doc.soundUrl);
+  // Offered only when its origin can be the page's media-src (web-routes sets the same one).
+  const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
   return html`<header class="doc-head">
 <h1 class="doc-title">${doc.title}</h1>
 <p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${doc.pageCount} pages</p>

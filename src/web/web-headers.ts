@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { plainHttpOrigin } from "./public-origin.ts";
 
 /** One year: assets and images carry a content hash or version in their address. */
 export const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -10,21 +11,23 @@ export const IMMUTABLE = "public, max-age=31536000, immutable";
  * embed page may be framed, by anyone; an audio file is the one thing fetched from the address
  * its owner gave.
  */
-export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: string }): string {
+export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: string | undefined }): string {
+  // Only ever a plain origin: anything else could carry its own directives into the policy.
+  const media = opts.mediaOrigin !== undefined && plainHttpOrigin(opts.mediaOrigin) === opts.mediaOrigin ? opts.mediaOrigin : "'none'";
   return [
     "default-src 'none'",
     "img-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
     "connect-src 'self'",
-    `media-src ${opts.mediaOrigin ?? "'none'"}`,
+    `media-src ${media}`,
     "base-uri 'none'",
     "form-action 'self'",
     `frame-ancestors ${opts.frameable ? "*" : "'none'"}`,
   ].join("; ");
 }
 
-export function setPageHeaders(reply: FastifyReply, opts: { frameable: boolean; mediaOrigin?: string; noindex?: boolean }): void {
+export function setPageHeaders(reply: FastifyReply, opts: { frameable: boolean; mediaOrigin?: string | undefined; noindex?: boolean }): void {
   reply.header("content-security-policy", contentSecurityPolicy(opts));
   if (!opts.frameable) reply.header("x-frame-options", "DENY");
   reply.header("x-content-type-options", "nosniff");

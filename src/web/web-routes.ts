@@ -8,8 +8,8 @@ import { isValidUsername } from "../domain/values.ts";
 import { publicPagesRepo } from "../store/public-pages.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
-import { safeHttpUrl } from "./html.ts";
 import { pageTextReader, searchPages } from "./page-text.ts";
+import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
 import { isReservedPath } from "./reserved-paths.ts";
@@ -75,7 +75,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       if ((err as { code?: string } | undefined)?.code === "ENOENT") return undefined;
       throw err;
     });
-  const origin = (req: FastifyRequest) => deps.config.publicUrl ?? `${req.protocol}://${req.host}`;
+  const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
 
   const notFound = (reply: FastifyReply) => {
     setPageHeaders(reply, { frameable: false, noindex: true });
@@ -111,12 +111,16 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
     web.get("/robots.txt", async (req, reply) => {
-      const body = `User-agent: *\nAllow: /\nDisallow: /*/download\nSitemap: ${origin(req)}/sitemap.xml\n`;
+      // A sitemap is named only where its absolute address is known (it is 404 otherwise).
+      const base = origin(req);
+      const body = `User-agent: *\nAllow: /\nDisallow: /*/download\n${base === undefined ? "" : `Sitemap: ${base}/sitemap.xml\n`}`;
       return sendWithEtag(req, reply, body, "text/plain; charset=utf-8", "public, max-age=3600");
     });
 
     web.get("/sitemap.xml", async (req, reply) => {
       const base = origin(req);
+      // Its addresses must be absolute, and never made from an unchecked Host.
+      if (base === undefined) return notFound(reply);
       const entries = (await repo.sitemapEntries(SITEMAP_LIMIT)).map((e) => ({ loc: base + docPath(e), lastmod: e.updatedAt }));
       return sendWithEtag(req, reply, sitemapXml(entries), "application/xml; charset=utf-8", REVALIDATE);
     });
@@ -160,8 +164,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const params = new URLSearchParams();
       for (const [k, v] of Object.entries(req.query)) if (typeof v === "string" && k !== "consent") params.set(k, v);
       params.set("consent", "1");
-      const sound = safeHttpUrl(doc.soundUrl);
-      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: sound ? new URL(sound).origin : undefined });
+      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
       const body = readerPage({
         doc, pages, origin: origin(req), assets, embed, startPage, query,
         hits: query.trim() ? searchPages(pages, query) : undefined,

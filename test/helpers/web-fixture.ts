@@ -25,8 +25,9 @@ export interface WebFixture {
 }
 
 /** A real server and conversion worker; documents go through the real pipeline (poppler, sharp). */
-export async function startWebFixture(): Promise<WebFixture> {
-  const server = await startTestServer();
+export async function startWebFixture(env: Record<string, string> = {}): Promise<WebFixture> {
+  // The tests' own address is the host an operator would list: links are absolute from it.
+  const server = await startTestServer({ QUIRE_ALLOWED_HOSTS: "127.0.0.1", ...env });
   const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
   // PDF fixtures never reach LibreOffice: not starting it saves seconds and two office processes per file.
   let worker: TestWorker | undefined = await startTestWorker(server, { startOffice: false });
