@@ -76,6 +76,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
           totalTimeoutMs: 300_000,
         },
         pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
+        textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
         pageWidths: { thumb: 200, read: 1200 },
       }),
     ],

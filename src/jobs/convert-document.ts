@@ -11,6 +11,7 @@ import { detectFormat } from "../convert/detect-format.ts";
 import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
 import type { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
+import type { TextBounds } from "../convert/pdf-text.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
 import { isUniqueViolation } from "../store/documents.ts";
@@ -28,6 +29,8 @@ export interface ConvertDeps {
   tmpDir: string;
   fetch: Omit<FetchOptions, "signal">;
   pdfLimits: PdfLimits;
+  /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
+  textBounds?: TextBounds;
   pageWidths: { thumb: number; read: number };
 }
 
@@ -76,7 +79,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         for (const size of ["small", "medium", "large"] as const) {
           await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
         }
-        const text = await extractText(pdf, deps.pdfLimits);
+        const text = await extractText(pdf, deps.pdfLimits, deps.textBounds);
         await deps.blobs.put(blobKeys.text(doc.blobId), Readable.from([JSON.stringify(text)]));
         signal.throwIfAborted();
         return (await publish(deps, doc, {

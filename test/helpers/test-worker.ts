@@ -27,7 +27,7 @@ export interface TestWorkerOptions {
 
 /** The conversion handler of `quire worker` with the tests' shorter time limits; also used by pdf-worker-child.ts. */
 export function testConvertHandler(opts: {
-  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages">;
+  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages" | "textMaxPageChars" | "textMaxDocumentChars">;
   services: Pick<TestServer["services"], "store" | "blobs">;
   office: OfficeConverter;
   log: pino.Logger;
@@ -43,6 +43,7 @@ export function testConvertHandler(opts: {
     tmpDir: config.tmpDir,
     fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
+    textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
     pageWidths: { thumb: 200, read: 1200 },
   });
 }

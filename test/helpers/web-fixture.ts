@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { QuireClient, unwrap, type Params } from "../../src/client/quire-client.ts";
 import type { DocumentRecord } from "../../src/domain/document.ts";
@@ -33,7 +33,7 @@ export async function startWebFixture(env: Record<string, string> = {}): Promise
   let worker: TestWorker | undefined = await startTestWorker(server, { startOffice: false });
   const record = async (documentId: string) => (await server.services.store.documents.getForConversion(documentId))!;
   const upload = async (file: string, params: Params) => {
-    const answer = unwrap(await client.upload(join(FIXTURES, file), params));
+    const answer = unwrap(await client.upload(resolve(FIXTURES, file), params));
     return (answer.document as { documentId: string }).documentId;
   };
   return {
