@@ -8,6 +8,7 @@ import { benchLoad } from "./load.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
+import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   render: benchRender,
   scale: benchScale,
   reader: benchReader,
+  reading: benchReading,
   startup: benchStartup,
 };
 

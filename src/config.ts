@@ -142,7 +142,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: publicUrl?.replace(/\/+$/, ""),
     allowedHosts,
     textMaxPageChars: int("QUIRE_TEXT_MAX_PAGE_CHARS", 20_000, 100, 10_000_000) ?? 20_000,
-    textMaxDocumentChars: int("QUIRE_TEXT_MAX_DOCUMENT_CHARS", 2_000_000, 1000, 100_000_000) ?? 2_000_000,
+    textMaxDocumentChars: int("QUIRE_TEXT_MAX_DOCUMENT_CHARS", 1_000_000, 1000, 100_000_000) ?? 1_000_000,
     dataDir,
     databaseUrl: env.QUIRE_DATABASE_URL || resolve(dataDir, "quire.db"),
     blobDir: resolve(env.QUIRE_BLOB_DIR || resolve(dataDir, "blobs")),

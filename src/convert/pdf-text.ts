@@ -29,7 +29,7 @@ export interface TextBounds {
 }
 
 /** QUIRE_TEXT_MAX_PAGE_CHARS and QUIRE_TEXT_MAX_DOCUMENT_CHARS's defaults. */
-export const DEFAULT_TEXT_BOUNDS: TextBounds = { maxPageChars: 20_000, maxDocumentChars: 2_000_000 };
+export const DEFAULT_TEXT_BOUNDS: TextBounds = { maxPageChars: 20_000, maxDocumentChars: 1_000_000 };
 
 /** Pages per pdftotext process: bounds what one `timeoutMs` must cover. */
 export const TEXT_BATCH_PAGES = 100;

@@ -55,62 +55,83 @@ function cut(s: string, max: number): string {
   return s.slice(0, end);
 }
 
-/** The stored pages by number; anything not of the expected shape is left out. */
-function storedPages(raw: Uint8Array, pageCount: number): Map<number, { text: string; words: unknown[] }> {
-  let stored: unknown;
-  try {
-    stored = JSON.parse(new TextDecoder().decode(raw));
-  } catch {
-    stored = [];
+/**
+ * Calls `each` with every stored page, parsed one at a time: the pipeline writes `JSON.stringify` of
+ * `[{page, text, words}, …]`, where `},{"page":` can only stand between two pages (a quote inside a
+ * string is escaped), so a whole document is never parsed at once. Anything else is parsed whole.
+ * A page may come twice (parsed whole after a damaged piece): the caller keeps the first.
+ */
+function forEachStoredPage(raw: Uint8Array, each: (page: unknown) => void): void {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const decoder = new TextDecoder();
+  const parsed = (from: number, to: number): unknown => JSON.parse(decoder.decode(bytes.subarray(from, to)));
+  const whole = () => {
+    let all: unknown;
+    try {
+      all = parsed(0, bytes.length);
+    } catch {
+      return;
+    }
+    for (const p of Array.isArray(all) ? all : []) each(p);
+  };
+  const end = bytes.lastIndexOf("]");
+  if (bytes.indexOf('[{"page":') !== 0 || end < 0 || bytes.subarray(end + 1).toString().trim() !== "") return whole();
+  let damaged = false;
+  for (let from = 1; from < end; ) {
+    const next = bytes.indexOf('},{"page":', from);
+    const to = next < 0 || next > end ? end : next + 1;
+    try {
+      each(parsed(from, to));
+    } catch {
+      damaged = true;
+    }
+    from = to + 1;
   }
-  const byPage = new Map<number, { text: string; words: unknown[] }>();
-  for (const p of Array.isArray(stored) ? stored : []) {
-    const o = p as { page?: unknown; text?: unknown; words?: unknown } | null;
-    if (typeof o !== "object" || o === null || typeof o.page !== "number" || !Number.isInteger(o.page)) continue;
-    if (o.page < 1 || o.page > pageCount || byPage.has(o.page)) continue;
-    byPage.set(o.page, { text: typeof o.text === "string" ? o.text : "", words: Array.isArray(o.words) ? o.words : [] });
-  }
-  return byPage;
+  // Written some other way (spaces between pages): parsed whole after all; pages already taken stay.
+  if (damaged) whole();
 }
 
 /**
  * The model of a stored text.json (an array of `{page, text, words}`), for a document of
  * `pageCount` pages. Anything not of that shape (a blob written by an older version, damaged) counts
- * as no text for its page; pages beyond `pageCount` are ignored.
+ * as no text for its page; pages beyond `pageCount` are ignored. Bounds apply in the stored order.
  */
 export function buildTextModel(raw: Uint8Array, pageCount: number, bounds: TextBounds): TextModel {
-  const byPage = storedPages(raw, pageCount);
-  const model: TextModel = { text: [], html: [], folded: [], json: new Uint8Array(0), offsets: [0], chars: 0 };
+  const text: string[] = new Array<string>(pageCount).fill("");
+  const json: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(pageCount);
   const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (let n = 1; n <= pageCount; n++) {
-    const page = byPage.get(n);
-    const budget = Math.max(0, Math.min(bounds.maxPageChars, bounds.maxDocumentChars - model.chars));
-    const text = cut(page?.text ?? "", budget);
+  let chars = 0;
+  forEachStoredPage(raw, (p) => {
+    const o = p as { page?: unknown; text?: unknown; words?: unknown } | null;
+    if (typeof o !== "object" || o === null || typeof o.page !== "number" || !Number.isInteger(o.page)) return;
+    const n = o.page;
+    if (n < 1 || n > pageCount || json[n - 1] !== undefined) return;
+    const budget = Math.max(0, Math.min(bounds.maxPageChars, bounds.maxDocumentChars - chars));
+    const kept = cut(typeof o.text === "string" ? o.text : "", budget);
     const words: Word[] = [];
     let used = 0;
-    for (const w of page?.words ?? []) {
+    for (const w of Array.isArray(o.words) ? (o.words as unknown[]) : []) {
       if (!isWord(w)) continue;
       used += w.text.length + 1;
       if (used > budget) break;
       words.push({ text: w.text, x: w.x, y: w.y, w: w.w, h: w.h });
     }
-    model.chars += text.length;
-    model.text.push(text);
-    model.html.push(escapeText(text));
-    model.folded.push(foldForSearch(text.replace(/\s+/g, " ")));
-    const json = encoder.encode(JSON.stringify({ page: n, text, words }));
-    parts.push(json);
-    total += json.length;
+    chars += kept.length;
+    text[n - 1] = kept;
+    json[n - 1] = encoder.encode(JSON.stringify({ page: n, text: kept, words }));
+  });
+
+  const model: TextModel = { text, html: [], folded: [], json: new Uint8Array(0), offsets: [0], chars };
+  let total = 0;
+  for (let n = 1; n <= pageCount; n++) {
+    json[n - 1] ??= encoder.encode(JSON.stringify({ page: n, text: "", words: [] }));
+    total += json[n - 1]!.length;
     model.offsets.push(total);
+    model.html.push(escapeText(text[n - 1]!));
+    model.folded.push(foldForSearch(text[n - 1]!.replace(/\s+/g, " ")));
   }
   model.json = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    model.json.set(p, at);
-    at += p.length;
-  }
+  json.forEach((part, i) => model.json.set(part!, model.offsets[i]!));
   return model;
 }
 

@@ -19,6 +19,8 @@ export interface TestWorkerOptions {
   /** Overrides of the fetch options (small timeouts, a small maxBytes, the test-only isAllowedAddress). */
   fetch?: Partial<Omit<FetchOptions, "signal" | "allowPrivate">>;
   maxAttempts?: number;
+  /** One conversion attempt, all steps together (120 s; `quire worker` allows 900 s). */
+  jobTimeoutMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
   /** false: LibreOffice is not started (PDF-only tests; an office document then fails as the converter is not running). */
@@ -64,7 +66,7 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
     leaseMs: 30_000,
     heartbeatMs: 5_000,
     pollMs: 50,
-    jobTimeoutMs: 120_000,
+    jobTimeoutMs: opts.jobTimeoutMs ?? 120_000,
     maxAttempts: opts.maxAttempts ?? 2,
     retryBaseMs: opts.retryBaseMs ?? 100,
     retryMaxMs: opts.retryMaxMs ?? 500,
