@@ -1,7 +1,8 @@
 /**
  * Anonymous reading of a document whose text is huge (issue 11 item 4): a ~35 MB-text PDF of a few
  * hundred kilobytes, generated here, converted by the real pipeline, then read by waves of 8
- * concurrent anonymous views (every 250 ms) from a real `quire serve --no-worker` process. Printed: `/healthz` latency (p50,
+ * concurrent anonymous views (every 250 ms) from a real `quire serve --no-worker` process of the
+ * compiled build. Printed: `/healthz` latency (p50,
  * p99) while they read, and the server's resident memory growth (peak and at the end), against a
  * baseline measured in the same run: `/healthz` idle, and the same 8 readers on a small document.
  *
@@ -14,10 +15,12 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
-import { startServerProcess, type QuireProcess } from "../test/helpers/server-process.ts";
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { exited } from "../test/helpers/server-process.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
-import { cpuSeconds, FIXTURES } from "./bench-common.ts";
+import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
 
 const DENSE_PAGES = 720; // about 48 000 characters a page: ~35 MB of text
 const READERS = 8;
@@ -25,6 +28,47 @@ const PHASE_MS = 10_000;
 const WARM_UP_MS = 3_000;
 const WAVE_MS = 250;
 const PROBE_EVERY_MS = 20;
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+interface QuireProcess {
+  url: string;
+  rssBytes(): Promise<number>;
+  kill(): Promise<void>;
+}
+
+/**
+ * `quire serve --no-worker` from the compiled build, as production runs it (from the sources, tsx
+ * would also be loaded into every worker thread the server starts, and weigh on both figures).
+ */
+async function startCompiledServer(dist: string, dataDir: string): Promise<QuireProcess> {
+  const child = spawn(process.execPath, [join(dist, "cli", "main.js"), "serve", "--no-worker"], {
+    env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const m = /Quire listening on (http:\/\/[^\s]+) /.exec(out);
+      if (m) resolve(m[1]!);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", () => reject(new Error(`quire serve ended before it listened:\n${out}`)));
+  });
+  return {
+    url,
+    async rssBytes() {
+      const kb = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, "utf8"));
+      return Number(kb?.[1]) * 1024;
+    },
+    async kill() {
+      child.kill("SIGTERM");
+      await exited(child);
+    },
+  };
+}
 
 const agent = new Agent({ keepAlive: true, maxSockets: READERS + 2 });
 
@@ -120,7 +164,9 @@ export async function benchReading(): Promise<void> {
     const small = await publish(converter, client, join(FIXTURES, "pdf-tcpdf-14pages.pdf"), "Small");
     await worker.stop();
 
-    reading = await startServerProcess(converter.dataDir);
+    const dist = join(ROOT, ".tmp", `bench-reading-dist-${process.pid}`);
+    await exec(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--out-dir", dist]);
+    reading = await startCompiledServer(dist, converter.dataDir);
     // Warm-up (not reported): the server's code compiled and its caches of the small document made.
     await phase(reading, reading.url + small, READERS, WARM_UP_MS);
     const idle = await phase(reading, undefined, 0);
@@ -143,7 +189,8 @@ export async function benchReading(): Promise<void> {
         `${(p99 / percentile(baseline.healthz, 99)).toFixed(2)}× small document; memory growth ${mb(heavy.rssPeak - heavy.rssStart)} MB peak (target < 50)\n`,
     );
   } finally {
-    await reading?.kill("SIGTERM");
+    await reading?.kill();
+    await rm(join(ROOT, ".tmp", `bench-reading-dist-${process.pid}`), { recursive: true, force: true });
     await converter.close();
     await rm(scratch, { recursive: true, force: true });
     agent.destroy();
