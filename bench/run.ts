@@ -12,6 +12,7 @@ import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
 import { benchReader } from "./reader.ts";
+import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   render: benchRender,
   scale: benchScale,
   reader: benchReader,
+  reading: benchReading,
   startup: benchStartup,
 };
 

@@ -9,6 +9,14 @@ export interface Config {
   port: number;
   uploadPort: number | undefined;
   publicUrl: string | undefined;
+  /**
+   * QUIRE_ALLOWED_HOSTS: `Host` values (`name` or `name:port`, lowercase) whose own address the public
+   * pages may write into absolute links when publicUrl is unset; any other Host gets none.
+   */
+  allowedHosts: readonly string[];
+  /** Characters of text kept per page and per document (the reader's HTML, text layer and search). */
+  textMaxPageChars: number;
+  textMaxDocumentChars: number;
   dataDir: string;
   databaseUrl: string;
   blobDir: string;
@@ -77,6 +85,9 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 export const DEFAULT_RATE_BURST = 300;
 export const DEFAULT_RATE_PER_SECOND = 50;
 
+/** A host name (letters, digits, dots, hyphens) or a bracketed IPv6 address, with an optional port: what a Host header may say. */
+export const HOST_RE = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
+
 type Env = Record<string, string | undefined>;
 
 export class ConfigError extends Error {
@@ -128,6 +139,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const publicUrl = env.QUIRE_PUBLIC_URL || undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) problems.push(`QUIRE_PUBLIC_URL=${publicUrl}: expected http(s)://host[:port]`);
 
+  const allowedHosts = (env.QUIRE_ALLOWED_HOSTS ?? "").split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== "");
+  for (const h of allowedHosts) {
+    if (!HOST_RE.test(h)) problems.push(`QUIRE_ALLOWED_HOSTS: ${JSON.stringify(h)} is not a host name or host:port`);
+  }
+
   const logLevel = env.QUIRE_LOG_LEVEL || "info";
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
     problems.push(`QUIRE_LOG_LEVEL=${logLevel}: expected fatal, error, warn, info, debug, trace or silent`);
@@ -156,6 +172,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
     uploadPort: int("QUIRE_UPLOAD_PORT", undefined, 0, 65535),
     publicUrl: publicUrl?.replace(/\/+$/, ""),
+    allowedHosts,
+    textMaxPageChars: int("QUIRE_TEXT_MAX_PAGE_CHARS", 20_000, 100, 10_000_000) ?? 20_000,
+    textMaxDocumentChars: int("QUIRE_TEXT_MAX_DOCUMENT_CHARS", 1_000_000, 1000, 100_000_000) ?? 1_000_000,
     dataDir,
     databaseUrl: env.QUIRE_DATABASE_URL || resolve(dataDir, "quire.db"),
     blobDir: resolve(env.QUIRE_BLOB_DIR || resolve(dataDir, "blobs")),

@@ -80,6 +80,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
           minBytesPerSecond: config.fetchMinBytesPerSecond,
         },
         pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
+        textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
         pageWidths: { thumb: 200, read: 1200 },
         ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
       }),

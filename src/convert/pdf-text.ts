@@ -22,6 +22,15 @@ export interface PageText {
   words: Word[];
 }
 
+/** Characters of text kept per page and per document; words past either bound are dropped. */
+export interface TextBounds {
+  maxPageChars: number;
+  maxDocumentChars: number;
+}
+
+/** QUIRE_TEXT_MAX_PAGE_CHARS and QUIRE_TEXT_MAX_DOCUMENT_CHARS's defaults. */
+export const DEFAULT_TEXT_BOUNDS: TextBounds = { maxPageChars: 20_000, maxDocumentChars: 1_000_000 };
+
 /** Pages per pdftotext process: bounds what one `timeoutMs` must cover. */
 export const TEXT_BATCH_PAGES = 100;
 /** A single unfinished token longer than this is not text poppler would write: stop reading. */
@@ -65,11 +74,15 @@ class BboxReader {
   private lines: string[] = [];
   private nextPage: number;
   private inBody = false;
+  private pageChars = 0;
 
   constructor(
     first: number,
     private readonly sizes: PageSize[],
     private readonly out: PageText[],
+    private readonly bounds: TextBounds,
+    /** Characters the document may still keep, shared by the runs of one extraction. */
+    private readonly documentLeft: { chars: number },
   ) {
     this.nextPage = first;
   }
@@ -100,6 +113,7 @@ class BboxReader {
     const tag = m[0];
     if (tag.startsWith("<page")) {
       this.page = { page: this.nextPage++, text: "", words: [] };
+      this.pageChars = 0;
       this.lines = [];
       this.line = [];
     } else if (tag === "</line>") {
@@ -115,6 +129,11 @@ class BboxReader {
       const text = xmlSafe(decodeEntities(m[5] ?? "")).replace(/\s+/g, " ").trim();
       const size = this.sizes[this.page.page - 1];
       if (!text || !size) return;
+      // A page drawing the same string thousands of times is megabytes of "text" that nobody reads.
+      const cost = text.length + 1;
+      if (this.pageChars + cost > this.bounds.maxPageChars || cost > this.documentLeft.chars) return;
+      this.pageChars += cost;
+      this.documentLeft.chars -= cost;
       const [x0, y0, x1, y1] = [m[1], m[2], m[3], m[4]].map(Number) as [number, number, number, number];
       if (![x0, y0, x1, y1].every(Number.isFinite)) return;
       // pdftotext gives coordinates in the displayed (rotated) page, so the rotated size scales them.
@@ -132,14 +151,15 @@ class BboxReader {
  * The words of every page in reading order, with their boxes. Pages without text get an empty entry,
  * so the result always has one entry per page. Scanned pages have no text: no OCR is done here.
  */
-export async function extractText(pdfPath: string, limits: PdfLimits): Promise<PageText[]> {
+export async function extractText(pdfPath: string, limits: PdfLimits, bounds: TextBounds = DEFAULT_TEXT_BOUNDS): Promise<PageText[]> {
   pdfPath = resolve(pdfPath); // never an argument poppler could take for an option
   const { pageCount, pages } = await inspectPdf(pdfPath, limits);
   const out: PageText[] = [];
+  const documentLeft = { chars: bounds.maxDocumentChars };
   for (let first = 1; first <= pageCount; first += TEXT_BATCH_PAGES) {
     const last = Math.min(pageCount, first + TEXT_BATCH_PAGES - 1);
     const got: PageText[] = [];
-    const reader = new BboxReader(first, pages, got);
+    const reader = new BboxReader(first, pages, got, bounds, documentLeft);
     await runPoppler("pdftotext", (at) => ["-bbox-layout", "-cropbox", "-enc", "UTF-8", "-f", String(first), "-l", String(last), at(pdfPath), "-"], {
       input: pdfPath,
       timeoutMs: limits.timeoutMs,

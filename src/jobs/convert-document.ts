@@ -16,6 +16,7 @@ import type { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { textToPdf } from "../convert/text-to-pdf.ts";
 import { conversionRoute, isOrgDocType, type OrgDocType } from "../domain/formats.ts";
 import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
+import type { TextBounds } from "../convert/pdf-text.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
 import { isUniqueViolation } from "../store/documents.ts";
@@ -33,6 +34,8 @@ export interface ConvertDeps {
   tmpDir: string;
   fetch: Omit<FetchOptions, "signal">;
   pdfLimits: PdfLimits;
+  /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
+  textBounds?: TextBounds;
   pageWidths: { thumb: number; read: number };
   /** Pages without a usable text layer are read by Tesseract with these settings. */
   ocr: OcrSettings;
@@ -86,7 +89,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         for (const size of ["small", "medium", "large"] as const) {
           await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
         }
-        const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits), {
+        const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds), {
           ...deps.ocr,
           documentLanguage: doc.language,
           timeoutMs: deps.pdfLimits.timeoutMs,

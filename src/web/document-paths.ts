@@ -28,4 +28,5 @@ export const embedPath = (d: PublicDoc) => `${docPath(d)}/embed`;
 export const downloadPath = (d: PublicDoc) => `${docPath(d)}/download`;
 export const pagePath = (d: PublicDoc, size: PageSize, page: number) => `${docPath(d)}/pages/${size}/${page}.${IMAGE_EXTENSION}?v=${imageVersion(d.documentId)}`;
 export const coverPath = (d: PublicDoc, size: CoverSize) => `${docPath(d)}/cover/${size}.${IMAGE_EXTENSION}?v=${imageVersion(d.documentId)}`;
-export const textPath = (d: PublicDoc) => `${docPath(d)}/text.json?v=${imageVersion(d.documentId)}`;
+/** The text layer's page texts: `<base>/<n>.json?v=<version>` (the reader's script adds the rest). */
+export const textBasePath = (d: PublicDoc) => `${docPath(d)}/text`;

@@ -4,9 +4,11 @@ import type { WebAssets } from "./web-assets.ts";
 export interface PageMeta {
   title: string;
   description?: string;
-  /** Absolute address of the page, for rel=canonical and og:url. */
+  /** Address of the page for rel=canonical: absolute when the public origin is known, else relative. */
   canonical?: string;
-  /** Absolute address of an image for sharing cards. */
+  /** Absolute address of the page for og:url, only from a trusted origin (never from an unchecked Host). */
+  shareUrl?: string;
+  /** Absolute address of an image for sharing cards, from a trusted origin likewise. */
   image?: string;
   noindex?: boolean;
   /**
@@ -34,7 +36,7 @@ ${meta.refreshSeconds !== undefined && html`<noscript><meta http-equiv="refresh"
 ${meta.canonical !== undefined && html`<link rel="canonical" href="${meta.canonical}">`}
 ${!meta.noindex && meta.canonical !== undefined && html`<meta property="og:type" content="article">
 <meta property="og:title" content="${meta.title}">
-<meta property="og:url" content="${meta.canonical}">
+${meta.shareUrl !== undefined && html`<meta property="og:url" content="${meta.shareUrl}">`}
 ${description !== undefined && html`<meta property="og:description" content="${description}">`}
 ${meta.image !== undefined && html`<meta property="og:image" content="${meta.image}">`}
 <meta name="twitter:card" content="${meta.image !== undefined ? "summary_large_image" : "summary"}">

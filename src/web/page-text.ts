@@ -1,41 +1,97 @@
+import { Worker } from "node:worker_threads";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
-import type { PageText } from "../convert/pdf-text.ts";
 import { SizeBoundedLru } from "../size-bounded-lru.ts";
+import { buildTextModel, foldForSearch, textModelBytes, type TextBounds, type TextModel } from "./text-model.ts";
 
+export { foldForSearch, type TextBounds, type TextModel } from "./text-model.ts";
+
+/** Text models kept in memory, in bytes: a reader's page, its page texts and its searches share one. */
+const CACHE_BYTES = 96 * 1024 * 1024;
+/** Below this a stored text.json is parsed at once: a worker thread costs more than the parse. */
+const INLINE_BYTES = 256 * 1024;
 /**
- * Text kept parsed in memory, in bytes of JSON: a reader's page, its text.json and its searches come
- * together. A 2000-page document's text can reach tens of megabytes, so the bound is on size.
+ * Past this a stored text.json is not read at all (a blob written before text was bounded at
+ * extraction): its pages show without text rather than the server holding hundreds of megabytes.
  */
-const CACHE_BYTES = 64 * 1024 * 1024;
+const MAX_STORED_BYTES = 256 * 1024 * 1024;
 
-/** The pipeline's text.json of a document, read through an LRU (the text never changes once written). */
-export function pageTextReader(blobs: BlobStore) {
-  const cache = new SizeBoundedLru<string, { raw: Buffer; pages: PageText[] }>(
-    { maxTotal: CACHE_BYTES, maxEntry: CACHE_BYTES / 4 }, // one huge document must not push out all others
-    (_blobId, entry) => entry.raw.length,
-  );
-  return async (blobId: string): Promise<{ raw: Buffer; pages: PageText[] }> => {
-    const hit = cache.get(blobId);
-    if (hit) return hit;
-    const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of await blobs.get(blobKeys.text(blobId))) chunks.push(chunk as Buffer);
-    } catch {
-      return { raw: Buffer.from("[]"), pages: [] }; // converted before text existed: pages without text
-    }
-    const raw = Buffer.concat(chunks);
-    const entry = { raw, pages: JSON.parse(raw.toString("utf8")) as PageText[] };
-    cache.set(blobId, entry);
-    return entry;
-  };
+const WORKER_BOOT = new URL("./text-worker-boot.mjs", import.meta.url);
+const WORKER_ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./text-worker.ts" : "./text-worker.js", import.meta.url).href;
+
+/** Builds a model in a worker thread, which ends with the build (its heap goes with it). */
+function buildInWorker(raw: Uint8Array<ArrayBuffer>, pageCount: number, bounds: TextBounds): Promise<TextModel> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_BOOT, {
+      workerData: { entry: WORKER_ENTRY, raw: raw.buffer, pageCount, bounds },
+      transferList: [raw.buffer],
+    });
+    worker.once("message", (m: TextModel) => resolve(m));
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`text worker exited with ${code} before answering`)));
+  });
 }
 
-export type PageTextReader = ReturnType<typeof pageTextReader>;
+async function readStored(blobs: BlobStore, blobId: string): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of await blobs.get(blobKeys.text(blobId))) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_STORED_BYTES) return new Uint8Array(0);
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return new Uint8Array(0); // converted before text existed: pages without text
+  }
+  // One buffer of its own (never a slice of Node's pool), so it can be handed to a worker.
+  const raw = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    raw.set(c, at);
+    at += c.length;
+  }
+  return raw;
+}
 
-/** Lowercased, accents folded: "Été" finds "ete". The browser bundle folds the same way. */
-export function foldForSearch(s: string): string {
-  return s.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+/**
+ * The text model of a document (by its blob, which never changes once written), through an LRU.
+ * Concurrent requests for one document share one build, and one build runs at a time, so a burst
+ * of views of large documents holds at most one stored text in memory.
+ */
+export function documentTextReader(blobs: BlobStore, bounds: TextBounds) {
+  const cache = new SizeBoundedLru<string, TextModel>({ maxTotal: CACHE_BYTES, maxEntry: CACHE_BYTES / 2 }, (_k, m) => textModelBytes(m));
+  const building = new Map<string, Promise<TextModel>>();
+  let queue: Promise<unknown> = Promise.resolve();
+  let builds = 0;
+
+  const build = async (blobId: string, pageCount: number): Promise<TextModel> => {
+    builds++;
+    const raw = await readStored(blobs, blobId);
+    return raw.length <= INLINE_BYTES ? buildTextModel(raw, pageCount, bounds) : buildInWorker(raw, pageCount, bounds);
+  };
+
+  const read = (blobId: string, pageCount: number): Promise<TextModel> => {
+    const key = `${blobId}/${pageCount}`;
+    const hit = cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    let pending = building.get(key);
+    if (!pending) {
+      pending = queue.then(() => build(blobId, pageCount));
+      queue = pending.catch(() => undefined);
+      building.set(key, pending);
+      pending.then((m) => cache.set(key, m), () => undefined).finally(() => building.delete(key));
+    }
+    return pending;
+  };
+  return Object.assign(read, { builds: () => builds });
+}
+
+export type DocumentTextReader = ReturnType<typeof documentTextReader>;
+
+/** Page n's `{page, text, words}` JSON, as the text layer fetches it. */
+export function pageJson(m: TextModel, n: number): Buffer {
+  return Buffer.from(m.json.buffer, m.json.byteOffset + m.offsets[n - 1]!, m.offsets[n]! - m.offsets[n - 1]!);
 }
 
 export interface SearchHit {
@@ -44,19 +100,19 @@ export interface SearchHit {
 }
 
 /** Pages holding every term of the query, each with a snippet around its first match. */
-export function searchPages(pages: readonly PageText[], query: string, limit = 200): SearchHit[] {
+export function searchPages(m: TextModel, query: string, limit = 200): SearchHit[] {
   const terms = foldForSearch(query).split(/\s+/).filter(Boolean);
   if (terms.length === 0) return [];
   const hits: SearchHit[] = [];
-  for (const p of pages) {
-    const flat = p.text.replace(/\s+/g, " ");
-    const folded = foldForSearch(flat);
-    // Folding may change lengths (ligatures), so snippets are cut from the folded text's positions only roughly.
+  for (let i = 0; i < m.folded.length; i++) {
+    const folded = m.folded[i]!;
     if (!terms.every((t) => folded.includes(t))) continue;
+    // Folding may change lengths (ligatures), so snippets are cut from the folded text's positions only roughly.
+    const flat = m.text[i]!.replace(/\s+/g, " ");
     const at = folded.indexOf(terms[0]!);
     const start = Math.max(0, at - 60);
     const snippet = (start > 0 ? "…" : "") + flat.slice(start, at + 100).trim() + (at + 100 < flat.length ? "…" : "");
-    hits.push({ page: p.page, snippet });
+    hits.push({ page: i + 1, snippet });
     if (hits.length >= limit) break;
   }
   return hits;

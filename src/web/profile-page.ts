@@ -12,7 +12,8 @@ export interface ProfileView {
   totalCount: number;
   /** 1-based. */
   page: number;
-  origin: string;
+  /** Trusted absolute origin, else undefined (the canonical link is then relative). */
+  origin: string | undefined;
   assets: WebAssets;
 }
 
@@ -33,7 +34,8 @@ export function profilePage(v: ProfileView) {
     {
       title: v.page > 1 ? `${v.username} — documents, page ${v.page}` : `${v.username} — documents`,
       description: `Documents published by ${v.username}`,
-      canonical: v.origin + at(v.page),
+      canonical: (v.origin ?? "") + at(v.page),
+      shareUrl: v.origin === undefined ? undefined : v.origin + at(v.page),
     },
     v.assets,
     html`<main class="profile" id="profile">

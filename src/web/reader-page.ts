@@ -1,18 +1,19 @@
 import type { DocumentRecord } from "../domain/document.ts";
-import type { PageText } from "../convert/pdf-text.ts";
 import {
-  coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textPath,
+  coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textBasePath,
 } from "./document-paths.ts";
-import { html, safeHttpUrl, type Html } from "./html.ts";
+import { html, safeHttpUrl, trusted, type Html } from "./html.ts";
 import { pageLayout } from "./page-layout.ts";
+import { plainHttpOrigin } from "./public-origin.ts";
 import type { SearchHit } from "./page-text.ts";
 import type { WebAssets } from "./web-assets.ts";
 
 export interface ReaderView {
   doc: DocumentRecord;
-  pages: readonly PageText[];
-  /** Absolute origin for canonical and sharing addresses. */
-  origin: string;
+  /** Each page's text, bounded and already escaped for HTML (index page - 1). */
+  pageHtml: readonly string[];
+  /** Trusted absolute origin for canonical and sharing addresses; undefined: relative canonical, no og:url/og:image. */
+  origin: string | undefined;
   assets: WebAssets;
   embed: boolean;
   startPage: number;
@@ -38,8 +39,9 @@ function shareMeta(v: ReaderView) {
   return {
     title: `${doc.title} — ${doc.username}`,
     description: doc.description,
-    canonical: v.origin + docPath(doc),
-    image: v.origin + coverPath(doc, "large"),
+    canonical: (v.origin ?? "") + docPath(doc),
+    shareUrl: v.origin === undefined ? undefined : v.origin + docPath(doc),
+    image: v.origin === undefined ? undefined : v.origin + coverPath(doc, "large"),
     noindex: doc.access === "private" || v.embed,
     lang: doc.language || "en",
   };
@@ -48,7 +50,8 @@ function shareMeta(v: ReaderView) {
 function docHeader(v: ReaderView): Html {
   const { doc } = v;
   const info = safeHttpUrl(doc.infoLink);
-  const sound = safeHttpUrl(doc.soundUrl);
+  // Offered only when its origin can be the page's media-src (web-routes sets the same one).
+  const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
   return html`<header class="doc-head">
 <h1 class="doc-title">${doc.title}</h1>
 <p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${doc.pageCount} pages</p>
@@ -93,12 +96,12 @@ function searchForm(v: ReaderView): Html {
 
 function pageFigure(v: ReaderView, n: number): Html {
   const { doc } = v;
-  const text = v.pages[n - 1]?.text ?? "";
+  const text = v.pageHtml[n - 1] ?? "";
   // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
   const eager = n === v.startPage;
   return html`<figure class="page" id="page=${n}" data-page="${n}">
 <img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
-<figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${text}</span>`}</figcaption>
+<figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${trusted(text)}</span>`}</figcaption>
 </figure>`;
 }
 
@@ -134,7 +137,7 @@ ${thumbs(v)}
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
     v.assets,
-    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textPath(doc)}" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
+    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}

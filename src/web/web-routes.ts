@@ -8,8 +8,9 @@ import { isValidUsername } from "../domain/values.ts";
 import { publicPagesRepo } from "../store/public-pages.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
-import { safeHttpUrl } from "./html.ts";
-import { pageTextReader, searchPages } from "./page-text.ts";
+import { Answer, AnswerCache, sendAnswer } from "./page-answers.ts";
+import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
+import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
 import { isReservedPath } from "./reserved-paths.ts";
@@ -27,6 +28,10 @@ const HTML = "text/html; charset=utf-8";
 /** HTML may change on any update of the document: always revalidated, cheaply thanks to the ETag. */
 const REVALIDATE = "no-cache";
 const SITEMAP_LIMIT = 50_000;
+/** Built reader pages and page texts kept, in bytes (a 2000-page reader is a few MB of HTML). */
+const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
+/** The query parameters a reader page reads: any other changes nothing, so it must not make a new answer. */
+const READER_PARAMS = ["page", "q", "embed"] as const;
 /** `revisionId-publicationId` (decisions §5). */
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 
@@ -68,14 +73,16 @@ function positiveInt(v: unknown): number | undefined {
 export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = loadWebAssets();
   const repo = publicPagesRepo(deps.store.db);
-  const readText = pageTextReader(deps.blobs);
+  const readText = documentTextReader(deps.blobs, { maxPageChars: deps.config.textMaxPageChars, maxDocumentChars: deps.config.textMaxDocumentChars });
+  const answers = new AnswerCache(ANSWER_CACHE_BYTES);
+  const assetAnswers = new Map([...assets.byPath].map(([path, a]) => [path, new Answer(a.body)]));
   /** The blob, or undefined when it is not there (a document deleted meanwhile, a store repaired by hand). */
   const blobOrMissing = (key: string) =>
     deps.blobs.get(key).catch((err: unknown) => {
       if ((err as { code?: string } | undefined)?.code === "ENOENT") return undefined;
       throw err;
     });
-  const origin = (req: FastifyRequest) => deps.config.publicUrl ?? `${req.protocol}://${req.host}`;
+  const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
 
   const notFound = (reply: FastifyReply) => {
     setPageHeaders(reply, { frameable: false, noindex: true });
@@ -104,19 +111,23 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const asset = assets.byPath.get(`/_assets/${req.params.file}`);
       if (!asset) return notFound(reply);
       reply.header("x-content-type-options", "nosniff");
-      return sendWithEtag(req, reply, asset.body, asset.contentType, IMMUTABLE);
+      return sendAnswer(req, reply, assetAnswers.get(asset.url)!, asset.contentType, IMMUTABLE);
     });
 
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
     web.get("/robots.txt", async (req, reply) => {
-      const body = `User-agent: *\nAllow: /\nDisallow: /*/download\nSitemap: ${origin(req)}/sitemap.xml\n`;
+      // A sitemap is named only where its absolute address is known (it is 404 otherwise).
+      const base = origin(req);
+      const body = `User-agent: *\nAllow: /\nDisallow: /*/download\n${base === undefined ? "" : `Sitemap: ${base}/sitemap.xml\n`}`;
       return sendWithEtag(req, reply, body, "text/plain; charset=utf-8", "public, max-age=3600");
     });
 
     web.get("/sitemap.xml", async (req, reply) => {
       const base = origin(req);
+      // Its addresses must be absolute, and never made from an unchecked Host.
+      if (base === undefined) return notFound(reply);
       const entries = (await repo.sitemapEntries(SITEMAP_LIMIT)).map((e) => ({ loc: base + docPath(e), lastmod: e.updatedAt }));
       return sendWithEtag(req, reply, sitemapXml(entries), "application/xml; charset=utf-8", REVALIDATE);
     });
@@ -156,19 +167,28 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const wanted = requested ?? positiveInt(req.query.page) ?? 1;
       const startPage = Math.min(Math.max(1, wanted), doc.pageCount);
       const query = (firstValue(req.query.q) ?? "").slice(0, 200);
-      const { pages } = await readText(doc.blobId);
+      const consented = firstValue(req.query.consent) === "1";
       const params = new URLSearchParams();
-      for (const [k, v] of Object.entries(req.query)) if (typeof v === "string" && k !== "consent") params.set(k, v);
+      for (const k of READER_PARAMS) if (typeof req.query[k] === "string") params.set(k, req.query[k]);
       params.set("consent", "1");
-      const sound = safeHttpUrl(doc.soundUrl);
-      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: sound ? new URL(sound).origin : undefined });
-      const body = readerPage({
-        doc, pages, origin: origin(req), assets, embed, startPage, query,
-        hits: query.trim() ? searchPages(pages, query) : undefined,
-        consented: firstValue(req.query.consent) === "1",
-        consentHref: `?${params.toString()}`,
-      });
-      return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
+      const base = origin(req);
+      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
+      // Everything the page is made of: the record, the variant asked for, the trusted origin.
+      const key = JSON.stringify(["reader", doc, embed, startPage, query, consented, params.toString(), base ?? null]);
+      const build = async () => {
+        const text = await readText(doc.blobId, doc.pageCount);
+        return readerPage({
+          doc, pageHtml: text.html, origin: base, assets, embed, startPage, query,
+          hits: query.trim() ? searchPages(text, query) : undefined,
+          consented,
+          consentHref: `?${params.toString()}`,
+        }).value;
+      };
+      // A search is one reader's: built and compressed for it, not kept in place of the pages everyone reads.
+      const { answer, built } = query.trim() ? { answer: new Answer(Buffer.from(await build())), built: true } : await answers.get(key, build);
+      // Says whether this request built the page (tests and operators see the cache working).
+      reply.header("x-cache", built ? "miss" : "hit");
+      return sendAnswer(req, reply, answer, HTML, REVALIDATE);
     };
     web.get("/:username/docs/:name", reader(false));
     web.get("/:username/docs/:name/embed", reader(true));
@@ -226,6 +246,34 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const doc = await findDoc(req.params);
       if (!doc || doc.state !== "A") return notFound(reply);
       return sendDocBlob(req, reply, doc, blobKeys.cover(doc.blobId, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
+    });
+
+    // The text layer's words, one page at a time: a view never needs the whole document's text.
+    web.get<{ Params: DocParams & { file: string }; Querystring: Query }>("/:username/docs/:name/text/:file", async (req, reply) => {
+      const m = /^([1-9][0-9]{0,5})\.json$/.exec(req.params.file);
+      if (!m) return notFound(reply);
+      const doc = await findDoc(req.params);
+      const n = Number(m[1]);
+      if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
+      const version = imageVersion(doc.documentId);
+      reply
+        .header("cache-control", firstValue(req.query.v) === version ? IMMUTABLE.replace("public", doc.access === "private" ? "private" : "public") : REVALIDATE)
+        .header("x-content-type-options", "nosniff")
+        .header("cross-origin-resource-policy", "same-origin");
+      if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
+      const { answer } = await answers.get(`text/${doc.blobId}/${doc.pageCount}/${n}`, async () => pageJson(await readText(doc.blobId, doc.pageCount), n));
+      return sendAnswer(req, reply, answer, "application/json; charset=utf-8", reply.getHeader("cache-control") as string);
+    });
+
+    // The reader's search with script: the pages holding every word of `q`, from the bounded text.
+    web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/search.json", async (req, reply) => {
+      const doc = await findDoc(req.params);
+      if (!doc || doc.state !== "A") return notFound(reply);
+      const query = (firstValue(req.query.q) ?? "").slice(0, 200);
+      const hits = query.trim() ? searchPages(await readText(doc.blobId, doc.pageCount), query) : [];
+      reply.header("x-content-type-options", "nosniff");
+      if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
+      return sendWithEtag(req, reply, JSON.stringify({ hits }), "application/json; charset=utf-8", REVALIDATE);
     });
 
     // What the "being processed" page polls: the state alone, never cached.

@@ -19,6 +19,8 @@ export interface TestWorkerOptions {
   /** Overrides of the fetch options (small timeouts, a small maxBytes, the test-only isAllowedAddress). */
   fetch?: Partial<Omit<FetchOptions, "signal" | "allowPrivate">>;
   maxAttempts?: number;
+  /** One conversion attempt, all steps together (120 s; `quire worker` allows 900 s). */
+  jobTimeoutMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
   /** Slots of the worker (default 2) and the per-account cap of running jobs (default: as many as slots). */
@@ -30,7 +32,7 @@ export interface TestWorkerOptions {
 
 /** The conversion handler of `quire worker` with the tests' shorter time limits; also used by pdf-worker-child.ts. */
 export function testConvertHandler(opts: {
-  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages" | "ocrLanguages" | "ocrConcurrency">;
+  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages" | "ocrLanguages" | "ocrConcurrency" | "textMaxPageChars" | "textMaxDocumentChars">;
   services: Pick<TestServer["services"], "store" | "blobs">;
   office: OfficeConverter;
   log: pino.Logger;
@@ -46,6 +48,7 @@ export function testConvertHandler(opts: {
     tmpDir: config.tmpDir,
     fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
+    textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
     pageWidths: { thumb: 200, read: 1200 },
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
   });
@@ -68,7 +71,7 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
     leaseMs: 30_000,
     heartbeatMs: 5_000,
     pollMs: 50,
-    jobTimeoutMs: 120_000,
+    jobTimeoutMs: opts.jobTimeoutMs ?? 120_000,
     maxAttempts: opts.maxAttempts ?? 2,
     retryBaseMs: opts.retryBaseMs ?? 100,
     retryMaxMs: opts.retryMaxMs ?? 500,

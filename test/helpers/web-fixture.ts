@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { QuireClient, unwrap, type Params } from "../../src/client/quire-client.ts";
 import type { DocumentRecord } from "../../src/domain/document.ts";
@@ -25,14 +25,15 @@ export interface WebFixture {
 }
 
 /** A real server and conversion worker; documents go through the real pipeline (poppler, sharp). */
-export async function startWebFixture(): Promise<WebFixture> {
-  const server = await startTestServer();
+export async function startWebFixture(env: Record<string, string> = {}): Promise<WebFixture> {
+  // The tests' own address is the host an operator would list: links are absolute from it.
+  const server = await startTestServer({ QUIRE_ALLOWED_HOSTS: "127.0.0.1", ...env });
   const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
   // PDF fixtures never reach LibreOffice: not starting it saves seconds and two office processes per file.
   let worker: TestWorker | undefined = await startTestWorker(server, { startOffice: false });
   const record = async (documentId: string) => (await server.services.store.documents.getForConversion(documentId))!;
   const upload = async (file: string, params: Params) => {
-    const answer = unwrap(await client.upload(join(FIXTURES, file), params));
+    const answer = unwrap(await client.upload(resolve(FIXTURES, file), params));
     return (answer.document as { documentId: string }).documentId;
   };
   return {

@@ -1,6 +1,7 @@
 /* global document, window, history, location, IntersectionObserver, Image, URLSearchParams */
 // The reader's one script: plain browser JavaScript, no framework, no build step. Everything it
-// needs comes from the server's HTML (data- attributes) and the document's text.json; without it
+// needs comes from the server's HTML (data- attributes), each page's text (text/<n>.json) and the
+// server's search (search.json); without it
 // the page stays a readable list of page images with their text.
 "use strict";
 
@@ -64,8 +65,9 @@
   let mode = "paged";
   let zoom = 1;
   let spread = false;
-  let textPages = null;
-  let textLoading = null;
+  /** Page number -> its `{text, words}` once loaded; a page's text is fetched when it is first shown. */
+  const textPages = new Map();
+  const textLoading = new Map();
   let terms = [];
   const AHEAD = 2;
 
@@ -129,7 +131,7 @@
     const thumb = thumbSrc(n);
     // The small image shows at once while the reading size loads over it.
     if (thumb) f.style.backgroundImage = `url("${thumb}")`;
-    buildTextLayer(n);
+    firstShown.then(() => buildTextLayer(n));
   }
 
   // The first page shown has the connection to itself: text and pages ahead wait until it is in.
@@ -221,30 +223,33 @@
   }
 
   // ---- text layer and search highlights ----
-  function loadText() {
-    if (!textLoading) {
-      textLoading = fetch(reader.dataset.text, { credentials: "same-origin" })
-        .then((r) => (r.ok ? r.json() : []))
-        .catch(() => [])
-        .then((pages) => {
-          textPages = pages;
-          for (const f of figures) if (f.dataset.prepared) buildTextLayer(Number(f.dataset.page));
-          return pages;
-        });
+  function loadPageText(n) {
+    if (!textLoading.has(n)) {
+      const url = `${reader.dataset.text}/${n}.json?v=${encodeURIComponent(reader.dataset.version)}`;
+      textLoading.set(n, fetch(url, { credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : { words: [] }))
+        .catch(() => ({ words: [] }))
+        .then((page) => {
+          textPages.set(n, page);
+          buildTextLayer(n);
+        }));
     }
-    return textLoading;
+    return textLoading.get(n);
   }
 
   function buildTextLayer(n) {
-    if (!textPages) return; // built for every prepared page once the text arrives
+    if (!textPages.has(n)) {
+      loadPageText(n); // builds the layer once the page's text arrives
+      return;
+    }
     const f = figureOf(n);
     if (f.querySelector(".text-layer")) return;
     const layer = document.createElement("div");
     layer.className = "text-layer";
     // The figcaption already gives screen readers the text; this copy is for selecting and copying.
     layer.setAttribute("aria-hidden", "true");
-    const page = textPages[n - 1];
-    for (const w of page ? page.words : []) {
+    const page = textPages.get(n);
+    for (const w of Array.isArray(page.words) ? page.words : []) {
       const span = document.createElement("span");
       span.textContent = `${w.text} `;
       span.style.left = `${w.x * 100}%`;
@@ -277,8 +282,9 @@
   function highlight(n) {
     const f = figureOf(n);
     for (const old of f.querySelectorAll(".hl")) old.remove();
-    if (!terms.length || !textPages || !textPages[n - 1]) return;
-    for (const w of textPages[n - 1].words) {
+    const page = textPages.get(n);
+    if (!terms.length || !page || !Array.isArray(page.words)) return;
+    for (const w of page.words) {
       const word = fold(w.text);
       if (!terms.some((t) => word.includes(t))) continue;
       const box = document.createElement("div");
@@ -294,8 +300,12 @@
   function search(query, jump) {
     const clean = query.trim();
     terms = fold(clean).split(/\s+/).filter(Boolean);
-    return loadText().then((pages) => {
-      const hits = terms.length ? pages.filter((p) => terms.every((t) => fold(p.text.replace(/\s+/g, " ")).includes(t))) : [];
+    const asked = terms.length
+      ? fetch(`${reader.dataset.search}?q=${encodeURIComponent(clean)}`, { credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : { hits: [] }))
+        .catch(() => ({ hits: [] }))
+      : Promise.resolve({ hits: [] });
+    return asked.then(({ hits }) => {
       for (const f of figures) if (f.dataset.prepared) highlight(Number(f.dataset.page));
       results.replaceChildren();
       if (terms.length) {
@@ -473,6 +483,5 @@
   const q = new URLSearchParams(location.search).get("q");
   if (fromHash !== null || (q && q.trim())) window.scrollTo(0, toolbar.getBoundingClientRect().top + window.scrollY);
   else window.scrollTo(0, 0);
-  firstShown.then(loadText);
   if (q && q.trim()) search(q, fromHash === null);
 })();

@@ -1,0 +1,37 @@
+import { HOST_RE, type Config } from "../config.ts";
+
+/**
+ * The absolute origin the public pages may write into links (canonical, OpenGraph, sitemap,
+ * robots.txt), or undefined when there is none to trust. The `Host` header is the client's to
+ * choose: it counts only when it is one the operator listed (QUIRE_ALLOWED_HOSTS), a bare name in
+ * the list allowing any port. Without QUIRE_PUBLIC_URL and such a Host, pages use relative links
+ * and leave out what must be absolute.
+ */
+export function publicOrigin(
+  config: Pick<Config, "publicUrl" | "allowedHosts">,
+  req: { protocol: string; headers: { host?: string | undefined } },
+): string | undefined {
+  if (config.publicUrl) return config.publicUrl;
+  const host = (req.headers.host ?? "").toLowerCase();
+  if (!HOST_RE.test(host)) return undefined;
+  const name = host.replace(/:[0-9]+$/, "");
+  if (!config.allowedHosts.includes(host) && !config.allowedHosts.includes(name)) return undefined;
+  return `${req.protocol === "https" ? "https" : "http"}://${host}`;
+}
+
+/**
+ * The origin of a user-given http(s) address, for a Content-Security-Policy source: undefined for
+ * anything but a plain scheme://host[:port], since URL accepts hosts (`x;sandbox`) that would add
+ * directives to the policy.
+ */
+export function plainHttpOrigin(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  const origin = url.origin;
+  return origin === `${url.protocol}//${url.host}` && HOST_RE.test(url.host) ? origin : undefined;
+}
