@@ -2,9 +2,9 @@
  * `npm run bench -- fairness` (issue 11 item 3): the time to A of one account's one-page PDF
  * while another account has 20 URL uploads of a server sending a byte every 20 s and 10 zip-bomb
  * .odt files queued, against its time on an idle worker, in the same run. Production settings
- * where they matter: 2 slots, QUIRE_JOBS_PER_ACCOUNT's default (1 of 2), the fetch rate floor
- * (16 KiB/s over 10 s), the 120 s office timeout. For comparison the same load without the cap
- * (the hostile account may fill both slots). Then the cost of a claim with 20,000 queued jobs
+ * where they matter: 2 slots and the newcomer slot (QUIRE_WORKER_NEWCOMER_SLOTS=1, the default),
+ * the fetch rate floor (16 KiB/s over 10 s), the 120 s office timeout. For comparison the same load
+ * with QUIRE_JOBS_PER_ACCOUNT=1 instead, and with neither (the hostile account fills both slots). Then the cost of a claim with 20,000 queued jobs
  * against 100: the claim walks the accounts with work, not the queue, so only the number of
  * accounts with queued jobs makes it dearer.
  */
@@ -21,8 +21,8 @@ const RUNS = 3;
 const TRICKLE_EVERY_MS = 20_000;
 const FETCH = { minBytesPerSecond: 16_384, rateWindowMs: 10_000, idleTimeoutMs: 30_000, totalTimeoutMs: 120_000, connectTimeoutMs: 10_000 };
 
-async function rig(perAccount: number): Promise<FairnessRig> {
-  return startFairnessRig({ concurrency: SLOTS, maxRunningPerAccount: perAccount, officeTimeoutMs: 120_000, maxAttempts: 4, fetch: FETCH }, TRICKLE_EVERY_MS);
+async function rig(perAccount: number, newcomerSlots = 0): Promise<FairnessRig> {
+  return startFairnessRig({ concurrency: SLOTS, maxRunningPerAccount: perAccount, newcomerSlots, officeTimeoutMs: 120_000, maxAttempts: 4, fetch: FETCH }, TRICKLE_EVERY_MS);
 }
 
 /** Median seconds to A of RUNS victim PDFs, one after the other. */
@@ -38,8 +38,8 @@ async function victimSeconds(r: FairnessRig): Promise<number> {
   return times[Math.floor(times.length / 2)]!;
 }
 
-async function underLoad(perAccount: number): Promise<{ seconds: number; hostileLeft: number }> {
-  const r = await rig(perAccount);
+async function underLoad(perAccount: number, newcomerSlots = 0): Promise<{ seconds: number; hostileLeft: number }> {
+  const r = await rig(perAccount, newcomerSlots);
   try {
     await queueHostileLoad(r, 20, 10);
     while ((await jobsOf(r, r.hostile.accountId)).running < Math.min(perAccount, SLOTS)) await sleep(50);
@@ -90,11 +90,14 @@ export async function benchFairness(): Promise<void> {
   }
   out(`  victim's 1-page PDF to A, idle worker:                ${idleSeconds.toFixed(2)} s (median of ${RUNS})`);
 
+  const newcomer = await underLoad(SLOTS, 1);
+  out(`  victim's 1-page PDF to A, under load, defaults:       ${newcomer.seconds.toFixed(2)} s  ratio ${(newcomer.seconds / idleSeconds).toFixed(2)} x idle  (2 slots for anyone + 1 newcomer slot; hostile jobs still queued or running: ${newcomer.hostileLeft})`);
+
   const capped = await underLoad(1);
-  out(`  victim's 1-page PDF to A, under load, cap 1 of 2:     ${capped.seconds.toFixed(2)} s  ratio ${(capped.seconds / idleSeconds).toFixed(2)} x idle  (hostile jobs still queued or running: ${capped.hostileLeft})`);
+  out(`  the same with QUIRE_JOBS_PER_ACCOUNT=1, no newcomer:  ${capped.seconds.toFixed(2)} s  ratio ${(capped.seconds / idleSeconds).toFixed(2)} x idle  (hostile jobs still queued or running: ${capped.hostileLeft})`);
 
   const uncapped = await underLoad(SLOTS);
-  out(`  for comparison, without the cap (fair order only):    ${uncapped.seconds.toFixed(2)} s  ratio ${(uncapped.seconds / idleSeconds).toFixed(2)} x idle`);
+  out(`  for comparison, neither (fair order only):            ${uncapped.seconds.toFixed(2)} s  ratio ${(uncapped.seconds / idleSeconds).toFixed(2)} x idle`);
 
   await claimMs(100, 10); // warms up the statement cache and the file system
   const few = await claimMs(100, 10);

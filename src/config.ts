@@ -43,8 +43,10 @@ export interface Config {
   fetchTimeoutMs: number;
   /** A fetch slower than this over any 10 s is cut and fails for good: a trickling server cannot hold a slot. */
   fetchMinBytesPerSecond: number;
-  /** Jobs of one account one worker runs at once; its other slots stay free for other accounts. */
+  /** Jobs of one account one worker's regular slots run at once (QUIRE_JOBS_PER_ACCOUNT, default all of them). */
   jobsPerAccount: number;
+  /** Extra slots for accounts with nothing running on the worker (QUIRE_WORKER_NEWCOMER_SLOTS, default 1). */
+  newcomerSlots: number;
   jobTimeoutMs: number;
   /** How long a claimed job stays a worker's without a heartbeat; a dead worker's job is taken over after it. */
   jobLeaseMs: number;
@@ -160,8 +162,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const ocrLanguages = env.QUIRE_OCR_LANGUAGES ? parseLanguageList(env.QUIRE_OCR_LANGUAGES) : [...DEFAULT_OCR_LANGUAGES];
   if (!ocrLanguages) problems.push(`QUIRE_OCR_LANGUAGES=${JSON.stringify(env.QUIRE_OCR_LANGUAGES)}: expected Tesseract language names joined by "+" or ",", e.g. eng+deu`);
   const workerConcurrency = int("QUIRE_WORKER_CONCURRENCY", availableParallelism(), 1, 256) ?? 1;
-  // One slot short of all by default: a second account's job then starts at once, however long the first one's take.
-  const jobsPerAccount = int("QUIRE_JOBS_PER_ACCOUNT", Math.max(1, workerConcurrency - 1), 1, 1024) ?? 1;
+  // By default one account may use every slot (a single publisher keeps full speed); the newcomer
+  // slot starts another account's job at once however long the first one's take.
+  const jobsPerAccount = Math.min(workerConcurrency, int("QUIRE_JOBS_PER_ACCOUNT", workerConcurrency, 1, 1024) ?? 1);
+  const newcomerSlots = int("QUIRE_WORKER_NEWCOMER_SLOTS", 1, 0, 64) ?? 1;
   const maxUploadBytes = int("QUIRE_MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_UPLOAD_BYTES;
   // One largest file-first upload per address, four at once in all: real clients within it are served.
   const preauthSpoolBytesPerAddress = int("QUIRE_PREAUTH_SPOOL_BYTES_PER_ADDRESS", maxUploadBytes, 0, Number.MAX_SAFE_INTEGER) ?? maxUploadBytes;
@@ -194,6 +198,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fetchAllowPrivate: env.QUIRE_FETCH_ALLOW_PRIVATE === "1",
     fetchTimeoutMs: (int("QUIRE_FETCH_TIMEOUT_SECONDS", 120, 5, 3600) ?? 120) * 1000,
     jobsPerAccount,
+    newcomerSlots,
     fetchMinBytesPerSecond: int("QUIRE_FETCH_MIN_BYTES_PER_SECOND", 16_384, 0, 1 << 30) ?? 16_384,
     jobTimeoutMs: (int("QUIRE_JOB_TIMEOUT_SECONDS", 900, 10, 86_400) ?? 900) * 1000,
     jobLeaseMs: (int("QUIRE_JOB_LEASE_SECONDS", 60, 2, 3600) ?? 60) * 1000,

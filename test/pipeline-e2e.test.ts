@@ -96,7 +96,8 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
   before(async () => {
     server = await startTestServer();
     client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
-    worker = await startTestWorker(server, { officeTimeoutMs: 15_000 });
+    // A job's limit as in production: the 100-slide deck has about 80 pages without text to OCR.
+    worker = await startTestWorker(server, { officeTimeoutMs: 15_000, jobTimeoutMs: 900_000 });
     web = createServer((req, res) => {
       const url = new URL(req.url!, "http://x");
       // /file?name=… serves a fixture from an address whose path has no extension

@@ -216,6 +216,38 @@ for (const dialect of DIALECTS) {
       await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
+    test("with every slot busy with one account, the newcomer slot runs another account's job at once; one account alone never uses it", async () => {
+      const other = (await store.accounts.createWithKey("newcomer", "n".repeat(32), "s".repeat(32), 1))!;
+      const running = new Map<number, number>();
+      let mostBusy = 0;
+      let otherStarted!: () => void;
+      const otherRuns = new Promise<void>((r) => (otherStarted = r));
+      const s = scripted(async (ctx) => {
+        const id = ctx.job.accountId;
+        running.set(id, (running.get(id) ?? 0) + 1);
+        if (id === other) otherStarted();
+        else {
+          mostBusy = Math.max(mostBusy, running.get(id)!);
+          // the busy account's jobs last until the other account's job has started
+          await Promise.race([otherRuns, sleep(10_000)]);
+        }
+        await sleep(50);
+        running.set(id, running.get(id)! - 1);
+        return "success";
+      });
+      const busy = [];
+      for (let i = 0; i < 4; i++) busy.push(await newDocument());
+      const w = startWorker(options(s.handler, { concurrency: 2, maxRunningPerAccount: 2, newcomerSlots: 1 }));
+      await untilJobState(busy[1]!, ["running"]);
+      const late = await newDocument(other);
+      // Both regular slots hold the busy account's jobs until the late one runs: only the newcomer slot can take it.
+      assert.equal(await untilJobState(late, ["done", "failed"]), "done");
+      for (const id of busy) assert.equal(await untilJobState(id, ["done", "failed"]), "done");
+      await w.stop();
+      assert.equal(mostBusy, 2, "one account alone has every regular slot, and never the newcomer slot");
+      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+    });
+
     test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {
       // the scripted jobs above leave their documents in P: heal those first, so the counts below are this test's own
       await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });

@@ -15,6 +15,7 @@ import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
 import { startOpsServer } from "../ops/ops-server.ts";
 import { openServices } from "../services.ts";
 import { blobReferencesRepo } from "../store/blob-references.ts";
+import { PAGE_WIDTHS } from "../domain/page-images.ts";
 
 /** `quire worker`: takes conversion jobs from the store until SIGTERM; never loads the HTTP stack. */
 export async function workerCommand(config: Readonly<Config>): Promise<void> {
@@ -81,7 +82,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
         },
         pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 120_000 },
         textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-        pageWidths: { thumb: 200, read: 1200 },
+        pageWidths: PAGE_WIDTHS,
         ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
       }),
     ],
@@ -94,6 +95,7 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     log,
     concurrency: config.workerConcurrency,
     maxRunningPerAccount: config.jobsPerAccount,
+    newcomerSlots: config.newcomerSlots,
     leaseMs: config.jobLeaseMs,
     heartbeatMs: Math.max(500, Math.floor(config.jobLeaseMs / 4)),
     pollMs: 500,

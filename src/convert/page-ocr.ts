@@ -2,7 +2,7 @@
  * The page step's text: pages whose text layer is empty, negligible or garbage are read by
  * Tesseract; the others keep the text poppler extracted (born-digital pages are never OCR'd).
  */
-import { inspectPdf, type PdfLimits } from "./pdf-inspect.ts";
+import type { PageSize } from "./pdf-inspect.ts";
 import { ocrPdfPages, unturnWords } from "./ocr.ts";
 import { ocrLanguages } from "./ocr-languages.ts";
 import { needsOcr } from "./ocr-needed.ts";
@@ -17,6 +17,8 @@ export interface OcrSettings {
 }
 
 export interface RecognizeOptions extends OcrSettings {
+  /** Every page's displayed size, as the PDF's inspection gave them. */
+  sizes: readonly PageSize[];
   /** The document's ISO 639-1 `language`, or "" when unset. */
   documentLanguage: string;
   /** Wall-clock limit of one tesseract run; the job's own limit aborts `signal`. */
@@ -29,13 +31,11 @@ export interface RecognizeOptions extends OcrSettings {
 export async function recognizePages(pdf: string, extracted: PageText[], opts: RecognizeOptions): Promise<PageText[]> {
   const wanted = extracted.filter(needsOcr).map((p) => p.page);
   if (wanted.length === 0) return extracted;
-  // Only the page count matters to the limits here: the document passed them before its pages were rendered.
-  const limits: PdfLimits = { maxPages: Math.max(...wanted), maxPagePixels: Number.MAX_SAFE_INTEGER, timeoutMs: opts.timeoutMs };
-  const { pages: sizes } = await inspectPdf(pdf, limits, opts.signal);
+  const sizes = opts.sizes;
   const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());
   const read = await ocrPdfPages(
     pdf,
-    wanted.map((page) => ({ page, size: sizes[page - 1]! })),
+    wanted.map((page) => ({ page, size: sizes[page - 1] ?? sizes[0]! })),
     { languages, timeoutMs: opts.timeoutMs, concurrency: opts.concurrency, signal: opts.signal, tmpDir: opts.tmpDir },
   );
   const byPage = new Map(read.map((r) => [r.page, r]));

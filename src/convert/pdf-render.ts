@@ -10,6 +10,9 @@ import { join, resolve } from "node:path";
 import sharp, { type Sharp } from "sharp";
 import { ConversionError } from "./conversion-error.ts";
 import { assertPixelLimit, inspectPdf, runPoppler, type PageSize, type PdfLimits } from "./pdf-inspect.ts";
+import { COVER_WIDTHS, IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../domain/page-images.ts";
+
+export { COVER_WIDTHS, IMAGE_EXTENSION, IMAGE_MIME_TYPE };
 
 export interface RenderedPage {
   page: number;
@@ -25,10 +28,6 @@ export interface RenderedPage {
 export const BATCH_PAGES = 8;
 /** Rasterizing processes at once: the 2 cores of our machines; thumbnails overlap with them. */
 export const RENDER_CONCURRENCY = 2;
-export const COVER_WIDTHS = { small: 150, medium: 300, large: 600 } as const;
-
-export const IMAGE_EXTENSION = "jpg";
-export const IMAGE_MIME_TYPE = "image/jpeg";
 
 /**
  * JPEG q90: at equal quality (SSIM 0.997 on text, see bench/render.ts) it had the lower bytes ×

@@ -68,7 +68,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
           await putFile(deps.blobs, blobKeys.pdf(doc.blobId), pdf);
         }
         signal.throwIfAborted();
-        const { pageCount } = await inspectPdf(pdf, deps.pdfLimits);
+        const { pageCount, pages: sizes } = await inspectPdf(pdf, deps.pdfLimits);
         // Each image goes to the blob store as soon as it exists, while later pages still render.
         const uploads: Promise<void>[] = [];
         const uploaded: string[] = [];
@@ -92,6 +92,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds), {
           ...deps.ocr,
           documentLanguage: doc.language,
+          sizes,
           timeoutMs: deps.pdfLimits.timeoutMs,
           signal,
           tmpDir: work,

@@ -13,10 +13,16 @@ export interface WorkerOptions {
   log: Logger;
   concurrency: number;
   /**
-   * Jobs of one account this worker runs at once: below `concurrency`, another account's job
-   * always finds a free slot, however long the first one's take.
+   * Jobs of one account the `concurrency` slots run at once (at most `concurrency`): below it,
+   * another account's job always finds one of them free, however long the first one's take.
    */
   maxRunningPerAccount: number;
+  /**
+   * Slots beyond `concurrency` that take only jobs of accounts with nothing running here: a second
+   * account's document starts at once while one account fills every slot, and one account alone
+   * still has them all (default 0).
+   */
+  newcomerSlots?: number;
   leaseMs: number;
   heartbeatMs: number;
   pollMs: number;
@@ -57,9 +63,9 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
   const runningByAccount = new Map<number, number>();
   let claiming: Promise<unknown> = Promise.resolve();
   /** One claim at a time in this worker, so two slots cannot both take an account's last free place. */
-  const claim = (): Promise<Job | undefined> => {
+  const claim = (newcomersOnly: boolean): Promise<Job | undefined> => {
     const next = claiming.then(async () => {
-      const skipAccounts = [...runningByAccount].filter(([, n]) => n >= perAccount).map(([id]) => id);
+      const skipAccounts = newcomersOnly ? [...runningByAccount.keys()] : [...runningByAccount].filter(([, n]) => n >= perAccount).map(([id]) => id);
       const job = await opts.jobs.claimNext(owner, now(), opts.leaseMs, { kinds, skipAccounts });
       if (job) runningByAccount.set(job.accountId, (runningByAccount.get(job.accountId) ?? 0) + 1);
       return job;
@@ -143,11 +149,13 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     }
   };
 
-  const slot = async (): Promise<void> => {
+  /** Regular slots running a job: a newcomer slot claims only while they all are. */
+  let regularBusy = 0;
+  const slot = async (newcomersOnly: boolean): Promise<void> => {
     while (!stopping.signal.aborted) {
       let job: Job | undefined;
       try {
-        job = await claim();
+        if (!newcomersOnly || regularBusy >= opts.concurrency) job = await claim(newcomersOnly);
       } catch (err) {
         opts.log.error({ err }, "claiming a job failed");
       }
@@ -155,13 +163,18 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         await sleep(opts.pollMs, undefined, { signal: stopping.signal }).catch(() => {});
         continue;
       }
+      if (!newcomersOnly) regularBusy++;
       await runOne(job)
         .catch((err: unknown) => opts.log.error({ err, jobId: job.id }, "job bookkeeping failed"))
-        .finally(() => released(job));
+        .finally(() => {
+          released(job);
+          if (!newcomersOnly) regularBusy--;
+        });
     }
   };
 
-  const done = Promise.all(Array.from({ length: opts.concurrency }, slot)).then(() => {});
+  const slots = [...Array.from({ length: opts.concurrency }, () => slot(false)), ...Array.from({ length: opts.newcomerSlots ?? 0 }, () => slot(true))];
+  const done = Promise.all(slots).then(() => {});
   return {
     owner,
     done,

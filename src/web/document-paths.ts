@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { IMAGE_EXTENSION } from "../convert/pdf-pages.ts";
+import { IMAGE_EXTENSION } from "../domain/page-images.ts";
 
 /** The public identity of a document: nothing here leads to its blobs without the reader's routes. */
 export interface PublicDoc {

@@ -7,6 +7,7 @@ import { pageLayout } from "./page-layout.ts";
 import { plainHttpOrigin } from "./public-origin.ts";
 import type { SearchHit } from "./page-text.ts";
 import type { WebAssets } from "./web-assets.ts";
+import { PAGE_WIDTHS } from "../domain/page-images.ts";
 
 export interface ReaderView {
   doc: DocumentRecord;
@@ -25,8 +26,8 @@ export interface ReaderView {
   consentHref: string;
 }
 
-const READ_WIDTH = 1200;
-const THUMB_WIDTH = 200;
+const READ_WIDTH = PAGE_WIDTHS.read;
+const THUMB_WIDTH = PAGE_WIDTHS.thumb;
 
 function pageHeight(doc: DocumentRecord, width: number): number {
   // Covers are page 1 at known sizes: their ratio sizes every page box until its image arrives.

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { Config } from "../config.ts";
-import { IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../convert/pdf-pages.ts";
+import { IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../domain/page-images.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
 import { publicPagesRepo } from "../store/public-pages.ts";

@@ -26,6 +26,7 @@ startWorker({
   log,
   concurrency: config.workerConcurrency,
   maxRunningPerAccount: config.jobsPerAccount,
+  newcomerSlots: config.newcomerSlots,
   leaseMs: config.jobLeaseMs,
   heartbeatMs: Math.max(500, Math.floor(config.jobLeaseMs / 4)),
   pollMs: 50,

@@ -6,6 +6,7 @@ import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { convertDocumentHandler, CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
 import { startWorker, type RunningWorker } from "../../src/jobs/worker.ts";
 import type { TestServer } from "./test-server.ts";
+import { PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 
 export interface TestWorker {
   worker: RunningWorker;
@@ -26,6 +27,8 @@ export interface TestWorkerOptions {
   /** Slots of the worker (default 2) and the per-account cap of running jobs (default: as many as slots). */
   concurrency?: number;
   maxRunningPerAccount?: number;
+  /** Slots only for accounts with nothing running (default 0 here; `quire worker` has 1). */
+  newcomerSlots?: number;
   /** false: LibreOffice is not started (PDF-only tests; an office document then fails as the converter is not running). */
   startOffice?: boolean;
 }
@@ -49,7 +52,7 @@ export function testConvertHandler(opts: {
     fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-    pageWidths: { thumb: 200, read: 1200 },
+    pageWidths: PAGE_WIDTHS,
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
   });
 }
@@ -68,6 +71,7 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
     log,
     concurrency: opts.concurrency ?? 2,
     maxRunningPerAccount: opts.maxRunningPerAccount ?? opts.concurrency ?? 2,
+    newcomerSlots: opts.newcomerSlots ?? 0,
     leaseMs: 30_000,
     heartbeatMs: 5_000,
     pollMs: 50,
