@@ -4,7 +4,7 @@
  * The CLI rather than a binding or a WASM build: Debian's packages and traineddata, no native addon
  * to build, and a hung or runaway recognition is a process we can kill.
  */
-import { spawn } from "node:child_process";
+import { runSandboxed } from "./sandboxed-run.ts";
 import { dirname, resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
 import { sandboxView } from "./sandbox.ts";
@@ -13,7 +13,6 @@ import { xmlSafe, type Word } from "./pdf-text.ts";
 /** A 25 Mpx page needs well under 1 GiB; a limit against hostile images, not a budget. */
 export const TESSERACT_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 const STDOUT_MAX = 32 * 1024 * 1024;
-const STDERR_KEEP = 16 * 1024;
 
 export interface TesseractRun {
   timeoutMs: number;
@@ -29,71 +28,30 @@ export interface TesseractRun {
  * is thrown. The exit code is not trusted to mean text was found (0 with nothing on an undecodable
  * TIFF): callers judge the output.
  */
-export function runTesseract(image: string | undefined, args: string[], opts: TesseractRun): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      reject(opts.signal.reason);
-      return;
-    }
-    // In the converters' sandbox, seeing the page image's folder alone, read-only; its text comes
-    // back on stdout. Absolute, so a name starting with "-" is never an option.
-    const folder = image === undefined ? undefined : dirname(absolute(image));
-    const view = sandboxView({
-      readOnly: folder === undefined ? [] : [[folder, "/in"]],
-      env: { OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
-      addressSpaceBytes: TESSERACT_ADDRESS_SPACE_BYTES,
-    });
-    const input = image === undefined ? [] : [view.path(absolute(image)), "stdout"];
-    const command = view.command("/usr/bin/tesseract", [...input, ...args]);
-    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let stderr = "";
-    let timedOut = false;
-    let aborted = false;
-    let tooLong = false;
-    let spawnError: NodeJS.ErrnoException | undefined;
-    child.stdout.on("data", (d: Buffer) => {
-      outBytes += d.length;
-      if (outBytes > STDOUT_MAX) {
-        tooLong = true;
-        child.kill("SIGKILL");
-      } else out.push(d);
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      if (stderr.length < STDERR_KEEP) stderr += d;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, opts.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      child.kill("SIGKILL");
-    };
-    opts.signal?.addEventListener("abort", onAbort, { once: true });
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      spawnError = e;
-    });
-    child.on("close", (code, sig) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener("abort", onAbort);
-      if (aborted) return reject(opts.signal?.reason);
-      if (timedOut) {
-        return reject(new ConversionError("limits", `Text recognition of a page took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`));
-      }
-      if (spawnError) {
-        return reject(new ConversionError("internal", "Tesseract (tesseract-ocr) could not be started.", { cause: spawnError }));
-      }
-      if (tooLong) return reject(new ConversionError("limits", "Text recognition produced more output than a page can hold."));
-      if (code === null) {
-        return reject(new ConversionError("internal", `Tesseract stopped unexpectedly (${sig}).`, { transient: true }));
-      }
-      // A failed read of the image is an empty page to us, not a failed document.
-      if (code !== 0) return resolve("");
-      resolve(Buffer.concat(out).toString("utf8"));
-    });
+export async function runTesseract(image: string | undefined, args: string[], opts: TesseractRun): Promise<string> {
+  // In the converters' sandbox, seeing the page image's folder alone, read-only; its text comes
+  // back on stdout. Absolute, so a name starting with "-" is never an option.
+  const folder = image === undefined ? undefined : dirname(absolute(image));
+  const view = sandboxView({
+    readOnly: folder === undefined ? [] : [[folder, "/in"]],
+    env: { OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
+    addressSpaceBytes: TESSERACT_ADDRESS_SPACE_BYTES,
   });
+  const input = image === undefined ? [] : [view.path(absolute(image)), "stdout"];
+  const run = await runSandboxed(view.command("/usr/bin/tesseract", [...input, ...args]), { ...opts, maxStdoutBytes: STDOUT_MAX });
+  switch (run.kind) {
+    case "exited":
+      // A failed read of the image is an empty page to us, not a failed document.
+      return run.code === 0 ? run.stdout : "";
+    case "timeout":
+      throw new ConversionError("limits", `Text recognition of a page took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`);
+    case "too-long":
+      throw new ConversionError("limits", "Text recognition produced more output than a page can hold.");
+    case "not-started":
+      throw new ConversionError("internal", "Tesseract (tesseract-ocr) could not be started.", { cause: run.error });
+    case "killed":
+      throw new ConversionError("internal", `Tesseract stopped unexpectedly (${run.signal}).`, { transient: true });
+  }
 }
 
 /** A recognised word: its box in pixels of the image tesseract read, and its confidence 0..100. */

@@ -3,7 +3,7 @@
  * other pdf-* modules share. Poppler (GPL) runs as separate processes: that keeps our licence, and
  * lets a hung or runaway parse be killed without taking the service down with it.
  */
-import { spawn } from "node:child_process";
+import { runSandboxed } from "./sandboxed-run.ts";
 import { stat } from "node:fs/promises";
 import { resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
@@ -35,7 +35,6 @@ export interface PopplerRun {
   onStdout?: (chunk: string) => void;
 }
 
-const STDERR_KEEP = 16 * 1024;
 /** Rendering a page at our largest size needs far less; a limit, not a budget. */
 export const POPPLER_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 
@@ -45,66 +44,29 @@ export const POPPLER_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
  * (unless `onStdout` takes it) when it exits 0. A run over `timeoutMs` is killed and becomes
  * "limits"; a non-zero exit is classified from stderr.
  */
-export function runPoppler(cmd: string, args: (at: (hostPath: string) => string) => string[], opts: PopplerRun): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (opts.signal?.aborted) {
-      reject(opts.signal.reason);
-      return;
-    }
-    // Bounded like LibreOffice: a hostile PDF makes poppler's allocations fail rather than the machine's.
-    const view = sandboxView({
-      readOnly: opts.input === undefined ? [] : [[opts.input, "/in/document.pdf"]],
-      writable: opts.outputDir === undefined ? [] : [[opts.outputDir, "/out"]],
-      addressSpaceBytes: POPPLER_ADDRESS_SPACE_BYTES,
-    });
-    const command = view.command(cmd, args((p) => view.path(p)));
-    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
-    let stdout = "";
-    let stderr = "";
-    let timedOut = false;
-    let aborted = false;
-    let spawnError: NodeJS.ErrnoException | undefined;
-
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (opts.onStdout) opts.onStdout(d);
-      else stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      if (stderr.length < STDERR_KEEP) stderr += d;
-    });
-
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, opts.timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      child.kill("SIGKILL");
-    };
-    opts.signal?.addEventListener("abort", onAbort, { once: true });
-
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      spawnError = e;
-    });
-    child.on("close", (code, sig) => {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener("abort", onAbort);
-      if (aborted) return reject(opts.signal?.reason);
-      if (timedOut) {
-        return reject(new ConversionError("limits", `Processing the PDF took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`));
-      }
-      if (spawnError) {
-        const missing = spawnError.code === "ENOENT";
-        return reject(new ConversionError("internal", missing ? `The PDF tools (poppler-utils, ${cmd}) are not installed.` : `The PDF tool ${cmd} could not be started.`, { cause: spawnError }));
-      }
-      if (code === 0) return resolve(stdout);
-      if (code === null) {
-        // Killed by a signal we did not send: a crash (or the OOM killer), worth one more try.
-        return reject(new ConversionError("internal", `The PDF tool ${cmd} stopped unexpectedly (${sig}).`, { transient: true }));
-      }
-      reject(popplerFailure(cmd, code, stderr));
-    });
+export async function runPoppler(cmd: string, args: (at: (hostPath: string) => string) => string[], opts: PopplerRun): Promise<string> {
+  // Bounded like LibreOffice: a hostile PDF makes poppler's allocations fail rather than the machine's.
+  const view = sandboxView({
+    readOnly: opts.input === undefined ? [] : [[opts.input, "/in/document.pdf"]],
+    writable: opts.outputDir === undefined ? [] : [[opts.outputDir, "/out"]],
+    addressSpaceBytes: POPPLER_ADDRESS_SPACE_BYTES,
   });
+  const run = await runSandboxed(view.command(cmd, args((p) => view.path(p))), opts);
+  switch (run.kind) {
+    case "exited":
+      if (run.code === 0) return run.stdout;
+      throw popplerFailure(cmd, run.code, run.stderr);
+    case "timeout":
+    case "too-long":
+      throw new ConversionError("limits", `Processing the PDF took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`);
+    case "not-started": {
+      const missing = run.error.code === "ENOENT";
+      throw new ConversionError("internal", missing ? `The PDF tools (poppler-utils, ${cmd}) are not installed.` : `The PDF tool ${cmd} could not be started.`, { cause: run.error });
+    }
+    case "killed":
+      // Killed by a signal we did not send: a crash (or the OOM killer), worth one more try.
+      throw new ConversionError("internal", `The PDF tool ${cmd} stopped unexpectedly (${run.signal}).`, { transient: true });
+  }
 }
 
 /** Turns a failed poppler run into the error kind the document should end with. */

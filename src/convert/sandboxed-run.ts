@@ -1,0 +1,72 @@
+/**
+ * Runs one short-lived converter program (poppler, Tesseract) that sandbox.ts has wrapped: its
+ * stdout collected or streamed, stderr's head kept, killed on timeout or abort. What a run came to
+ * is answered as an outcome; each caller says what that outcome means for a document.
+ */
+import { spawn } from "node:child_process";
+import type { SandboxedCommand } from "./sandbox.ts";
+
+const STDERR_KEEP = 16 * 1024;
+
+export interface RunLimits {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Receives stdout as text as it arrives, so long outputs need not be held whole. */
+  onStdout?: (chunk: string) => void;
+  /** Collected stdout beyond this many bytes kills the program (`too-long`). */
+  maxStdoutBytes?: number;
+}
+
+export type RunOutcome =
+  | { kind: "exited"; code: number; stdout: string; stderr: string }
+  | { kind: "killed"; signal: NodeJS.Signals | null; stderr: string }
+  | { kind: "timeout" }
+  | { kind: "too-long" }
+  | { kind: "not-started"; error: NodeJS.ErrnoException };
+
+/** Rejects only with the abort signal's reason; everything else is an outcome. */
+export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Promise<RunOutcome> {
+  return new Promise((resolve, reject) => {
+    if (limits.signal?.aborted) {
+      reject(limits.signal.reason);
+      return;
+    }
+    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let stderr = "";
+    let ended: "timeout" | "too-long" | "aborted" | undefined;
+    let spawnError: NodeJS.ErrnoException | undefined;
+    const kill = (why: typeof ended) => {
+      ended ??= why;
+      child.kill("SIGKILL");
+    };
+
+    if (limits.onStdout) child.stdout.setEncoding("utf8").on("data", limits.onStdout);
+    else {
+      child.stdout.on("data", (d: Buffer) => {
+        outBytes += d.length;
+        if (limits.maxStdoutBytes !== undefined && outBytes > limits.maxStdoutBytes) kill("too-long");
+        else out.push(d);
+      });
+    }
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (stderr.length < STDERR_KEEP) stderr += d;
+    });
+    const timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+    const onAbort = () => kill("aborted");
+    limits.signal?.addEventListener("abort", onAbort, { once: true });
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      spawnError = e;
+    });
+    child.on("close", (code, sig) => {
+      clearTimeout(timer);
+      limits.signal?.removeEventListener("abort", onAbort);
+      if (ended === "aborted") return reject(limits.signal?.reason);
+      if (ended === "timeout" || ended === "too-long") return resolve({ kind: ended });
+      if (spawnError) return resolve({ kind: "not-started", error: spawnError });
+      if (code === null) return resolve({ kind: "killed", signal: sig, stderr });
+      resolve({ kind: "exited", code, stdout: Buffer.concat(out).toString("utf8"), stderr });
+    });
+  });
+}
