@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { recognizePages } from "../src/convert/page-ocr.ts";
 import { after, before, describe, it } from "node:test";
 import sharp from "sharp";
 import { ConversionError } from "../src/convert/conversion-error.ts";
@@ -178,6 +179,16 @@ describe("pages in parallel", () => {
 });
 
 describe("whether a page needs OCR", () => {
+  it("a text layer made here from the document (LibreOffice) is never judged garbage: tables of short cells are read as they are", async () => {
+    const table = { page: 1, text: "Table a b c d f h1 h2 h3 h4", words: [] };
+    assert.equal(textLayerVerdict(table), "garbage", "the rule meant for scanners' layers would OCR it");
+    const kept = await recognizePages("/nonexistent.pdf", [table], {
+      languages: ["eng"], concurrency: 1, documentLanguage: "", sizes: [{ width: 612, height: 792 }], textLayerIsOurs: true,
+      timeoutMs: 1000, signal: new AbortController().signal, tmpDir: scratch,
+    });
+    assert.deepEqual(kept, [table], "kept without running tesseract (the PDF does not even exist)");
+  });
+
   it("the mixed OCRmyPDF document: only page 4 has a text layer; the scanned PDFs have none", async () => {
     const mixed = await extractText(join(FIXTURES, "ocr-mixed-6pages-text-and-scans-ocrmypdf.pdf"), LIMITS);
     assert.deepEqual(mixed.map(needsOcr), [true, true, true, false, true, true]);

@@ -16,6 +16,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
   let doc: DocumentRecord;
   let failed: DocumentRecord;
   let pending: DocumentRecord;
+  let scan: DocumentRecord;
   let page: Page;
   const watches: PageWatch[] = [];
   let origin: string;
@@ -43,6 +44,8 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     origin = fx.server.url;
     [doc, browser] = await Promise.all([fx.publish(READER_FIXTURE, { title: "Sample fonts", tags: "fonts" }), launchChromium()]);
     failed = await fx.publish("bad/pdf-corrupt-no-trailer.pdf", { title: "Broken file" });
+    // A scan: its words exist only in the page images until OCR reads them.
+    scan = await fx.publish("ocr-scanned-2pages-faa-advisory.pdf", { title: "Scanned circular" });
     await fx.stopWorker();
     pending = await fx.uploadPending(READER_FIXTURE, { title: "Still converting" });
     url = `${origin}/${doc.username}/docs/${doc.name}`;
@@ -122,6 +125,22 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.click("[data-action=prev]");
     await page.click("[data-role=results] a[data-page='12']");
     await waitHash(page, "#page=12");
+  });
+
+  test("a scanned PDF is found by a word only its page image holds, highlighted where the image shows it", async () => {
+    const scanPage = await open(desktop, `${origin}/${scan.username}/docs/${scan.name}`);
+    await ready(scanPage);
+    await scanPage.fill("#search-q", "Departure");
+    await scanPage.press("#search-q", "Enter");
+    await scanPage.waitForSelector("[data-role=results] a[data-page]");
+    assert.deepEqual(await scanPage.$$eval("[data-role=results] a[data-page]", (as) => as.map((a) => a.textContent)), ["Page 1"]);
+    await scanPage.waitForSelector('.page[data-page="1"] .hl');
+    const hl = await scanPage.locator('.page[data-page="1"] .hl').first().boundingBox();
+    const img = await scanPage.locator('.page[data-page="1"] img').boundingBox();
+    assert.ok(hl && img && hl.width > 5 && hl.height > 3, "the highlight covers the word");
+    // In the circular's subject line, in the upper half of the page.
+    assert.ok(hl.y > img.y && hl.y < img.y + img.height / 2, `highlight at ${JSON.stringify(hl)} on a page at ${JSON.stringify(img)}`);
+    await scanPage.close();
   });
 
   test("deep links open at #page=N and at a ?q= search", async () => {

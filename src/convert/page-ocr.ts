@@ -5,7 +5,7 @@
 import type { PageSize } from "./pdf-inspect.ts";
 import { ocrPdfPages, unturnWords } from "./ocr.ts";
 import { ocrLanguages } from "./ocr-languages.ts";
-import { needsOcr } from "./ocr-needed.ts";
+import { needsOcr, textLayerVerdict } from "./ocr-needed.ts";
 import { installedLanguages } from "./ocr-tesseract.ts";
 import type { PageText } from "./pdf-text.ts";
 
@@ -19,6 +19,12 @@ export interface OcrSettings {
 export interface RecognizeOptions extends OcrSettings {
   /** Every page's displayed size, as the PDF's inspection gave them. */
   sizes: readonly PageSize[];
+  /**
+   * The PDF was made here from the document's own content (LibreOffice, the text layout): its text
+   * layer is the document's text, never a scanner's garbage, so only empty or negligible pages
+   * (pictures) are read; the garbage rule is for text layers of uploaded PDFs.
+   */
+  textLayerIsOurs: boolean;
   /** The document's ISO 639-1 `language`, or "" when unset. */
   documentLanguage: string;
   /** Wall-clock limit of one tesseract run; the job's own limit aborts `signal`. */
@@ -29,7 +35,8 @@ export interface RecognizeOptions extends OcrSettings {
 
 /** `extracted` with the text of every page that has none worth keeping replaced by what OCR reads. */
 export async function recognizePages(pdf: string, extracted: PageText[], opts: RecognizeOptions): Promise<PageText[]> {
-  const wanted = extracted.filter(needsOcr).map((p) => p.page);
+  const unread = (p: PageText) => (opts.textLayerIsOurs ? ["empty", "negligible"].includes(textLayerVerdict(p)) : needsOcr(p));
+  const wanted = extracted.filter(unread).map((p) => p.page);
   if (wanted.length === 0) return extracted;
   const sizes = opts.sizes;
   const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());

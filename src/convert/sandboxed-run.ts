@@ -31,7 +31,9 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
       reject(limits.signal.reason);
       return;
     }
-    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
+    // A process group of its own, killed whole: a kill that lands while bubblewrap is still setting
+    // up (before its parent-death signal is armed) must reach the program inside too.
+    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env, detached: true });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = "";
@@ -39,7 +41,11 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
     let spawnError: NodeJS.ErrnoException | undefined;
     const kill = (why: typeof ended) => {
       ended ??= why;
-      child.kill("SIGKILL");
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL"); // not started, or already gone
+      }
     };
 
     if (limits.onStdout) child.stdout.setEncoding("utf8").on("data", limits.onStdout);

@@ -93,6 +93,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
           ...deps.ocr,
           documentLanguage: doc.language,
           sizes,
+          textLayerIsOurs: type !== "pdf" && conversionRoute(type) !== "image",
           timeoutMs: deps.pdfLimits.timeoutMs,
           signal,
           tmpDir: work,
