@@ -35,17 +35,21 @@ export function resolveAction(raw: string, prefixes: readonly string[], known: R
   return known.has(name) ? name : undefined;
 }
 
+/** Step 2 of decisions §2: the account a well-formed key belongs to, or undefined (010). */
+async function keyOwner(apiKey: string, accounts: AccountsRepo) {
+  return API_KEY_RE.test(apiKey) ? accounts.getKeyOwnerForSigning(apiKey) : undefined;
+}
+
 /** Whether step 2 of decisions §2 would pass this key: well formed, and some account's. */
 export async function isKnownApiKey(apiKey: string, accounts: AccountsRepo): Promise<boolean> {
-  return API_KEY_RE.test(apiKey) && (await accounts.getKeyOwnerForSigning(apiKey)) !== undefined;
+  return (await keyOwner(apiKey, accounts)) !== undefined;
 }
 
 /** Steps 2 to 5 of decisions §2, in that order; the first failure is thrown. */
 export async function authenticate(params: RequestParams, endpoint: EndpointKind, opts: AuthOptions): Promise<Caller> {
   const apiKey = params.get("apiKey");
   if (apiKey === undefined) throw new QuireError("009");
-  if (!API_KEY_RE.test(apiKey)) throw new QuireError("010");
-  const owner = await opts.accounts.getKeyOwnerForSigning(apiKey);
+  const owner = await keyOwner(apiKey, opts.accounts);
   if (!owner) throw new QuireError("010");
   // Judged before the rate step so that someone who knows only the key fills a bucket of its
   // own, not its owner's; a wrong signature is still answered at step 5.

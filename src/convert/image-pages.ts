@@ -4,6 +4,7 @@ import sharp, { type Sharp } from "sharp";
 import { BmpError, decodeBmp } from "./bmp-decode.ts";
 import { ConversionError } from "./conversion-error.ts";
 import { writeImagePdf, type PdfImagePage } from "./image-pdf.ts";
+import type { ImageType } from "../domain/formats.ts";
 
 /**
  * An image document (jpg, png, tif, gif, bmp, webp) as a PDF of one page per image: every frame
@@ -13,7 +14,6 @@ import { writeImagePdf, type PdfImagePage } from "./image-pdf.ts";
  * through the same steps as any PDF (pages, covers, text, OCR).
  */
 
-export type ImageType = "jpg" | "png" | "tif" | "gif" | "bmp" | "webp";
 
 export interface ImagePagesOptions {
   /** Largest pixel area of one image or frame (e.g. 50e6); beyond it the document fails with code 5. */

@@ -38,11 +38,10 @@ export async function recognizePages(pdf: string, extracted: PageText[], opts: R
   const unread = (p: PageText) => (opts.textLayerIsOurs ? ["empty", "negligible"].includes(textLayerVerdict(p)) : needsOcr(p));
   const wanted = extracted.filter(unread).map((p) => p.page);
   if (wanted.length === 0) return extracted;
-  const sizes = opts.sizes;
   const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());
   const read = await ocrPdfPages(
     pdf,
-    wanted.map((page) => ({ page, size: sizes[page - 1] ?? sizes[0]! })),
+    wanted.map((page) => ({ page, size: opts.sizes[page - 1]! })),
     { languages, timeoutMs: opts.timeoutMs, concurrency: opts.concurrency, signal: opts.signal, tmpDir: opts.tmpDir },
   );
   const byPage = new Map(read.map((r) => [r.page, r]));

@@ -22,17 +22,17 @@ export function isOrgDocType(value: string): value is OrgDocType {
 /** How a format becomes pages: a PDF as it is, office files through LibreOffice, images and text by our own converters. */
 export type ConversionRoute = "pdf" | "office" | "image" | "text";
 
-const IMAGE_TYPES: ReadonlySet<OrgDocType> = new Set(["jpg", "png", "tif", "gif", "bmp", "webp"]);
+const IMAGE_TYPES = ["jpg", "png", "tif", "gif", "bmp", "webp"] as const satisfies readonly OrgDocType[];
+export type ImageType = (typeof IMAGE_TYPES)[number];
+
+export function isImageType(type: OrgDocType): type is ImageType {
+  return (IMAGE_TYPES as readonly OrgDocType[]).includes(type);
+}
 
 export function conversionRoute(type: OrgDocType): ConversionRoute {
   if (type === "pdf") return "pdf";
   if (type === "txt") return "text";
-  return IMAGE_TYPES.has(type) ? "image" : "office";
-}
-
-/** Formats LibreOffice must turn into PDF before pages can be rendered. */
-export function needsOfficeConversion(type: OrgDocType): boolean {
-  return conversionRoute(type) === "office";
+  return isImageType(type) ? "image" : "office";
 }
 
 /** File-name extensions that name a variant of a type (used only where a name is all there is: a URL before its fetch). */

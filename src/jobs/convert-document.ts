@@ -10,11 +10,11 @@ import { ConversionError } from "../convert/conversion-error.ts";
 import { JobFailure } from "../domain/job-failure.ts";
 import { detectFormat } from "../detect/detect-format.ts";
 import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
-import { imageToPdf, type ImageType } from "../convert/image-pages.ts";
+import { imageToPdf } from "../convert/image-pages.ts";
 import { recognizePages, type OcrSettings } from "../convert/page-ocr.ts";
 import type { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { textToPdf } from "../convert/text-to-pdf.ts";
-import { conversionRoute, isOrgDocType, type OrgDocType } from "../domain/formats.ts";
+import { conversionRoute, isImageType, isOrgDocType, type OrgDocType } from "../domain/formats.ts";
 import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
 import type { TextBounds } from "../convert/pdf-text.ts";
 import type { DocumentRecord } from "../domain/document.ts";
@@ -131,16 +131,9 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
 
 /** Every format but PDF becomes a PDF: office formats in LibreOffice, images by sharp, text laid out by Writer. */
 async function toPdf(deps: ConvertDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
-  switch (conversionRoute(type)) {
-    case "image":
-      await imageToPdf(original, type as ImageType, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, signal });
-      return;
-    case "text":
-      await textToPdf(original, pdf, deps.office, { maxBytes: MAX_TEXT_BYTES, signal });
-      return;
-    default:
-      await deps.office.convert(original, pdf, signal);
-  }
+  if (isImageType(type)) await imageToPdf(original, type, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, signal });
+  else if (type === "txt") await textToPdf(original, pdf, deps.office, { maxBytes: MAX_TEXT_BYTES, signal });
+  else await deps.office.convert(original, pdf, signal);
 }
 
 /** The original as a local file: fetched (URL uploads, first run) or read back from the blob store. */
