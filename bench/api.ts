@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import Fastify, { type FastifyInstance } from "fastify";
+import { startApiRole } from "../src/api-role.ts";
 import { buildApp } from "../src/app.ts";
 import { createAccount } from "../src/cli/accounts-command.ts";
 import { loadConfig } from "../src/config.ts";
@@ -98,16 +99,18 @@ export async function benchApi(): Promise<void> {
     }
 
     const deps = { config, store: services.store, blobs: services.blobs };
-    const served = await buildApp({
-      deps,
-      spool: services.blobs,
-      ops: { metrics: createMetrics({ role: "api" }), checks: {} },
+    // Quire as `quire serve` starts it (src/api-role.ts), its access line written to /dev/null.
+    const role = await startApiRole({
+      config,
+      services,
+      listen: { host: "127.0.0.1", port: 0 },
       logger: httpLoggerOptions("info", pino.destination({ dest: openSync("/dev/null", "w"), sync: false })),
     });
+    const served = role.app;
     const unlogged = await buildApp({ deps, spool: services.blobs, ops: { metrics: createMetrics({ role: "api" }), checks: {} } });
     apps.push(served, unlogged);
     const query = signedQuery(account.apiSecret, { action: "svc.documents.list", apiKey: account.apiKey, format: "json", pageSize: String(DOCUMENTS) });
-    const quireUrl = `${await listen(served)}/1_0?${query}`;
+    const quireUrl = `${role.address}/1_0?${query}`;
     const unloggedUrl = `${await listen(unlogged)}/1_0?${query}`;
     const answer = await (await fetch(quireUrl)).text();
     const parsed = JSON.parse(answer) as { rsp: { stat: string; _content: { result?: { _content: unknown[] } } } };

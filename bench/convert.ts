@@ -2,30 +2,31 @@
  * Conversion throughput and latency: the page renderer and the warm LibreOffice pool against the
  * plain command-line tools they replace.
  *
- * `npx tsx bench/convert.ts` (or `benchConvert()` from bench/run.ts). Every figure is a ratio against
+ * `npx tsx bench/convert.ts` (or `benchConvert()` from bench/run.ts; `--pages` for section 1 alone). Every figure is a ratio against
  * a baseline measured in the same run, so it holds on whatever machine runs it:
- *  1. The pipeline's page step (renderPages(): read + thumb JPEGs, then renderCovers() from page 1)
- *     vs one `pdftoppm -jpeg` process scaling every page to the reading width, on the whole 352-page
- *     book: pages per second. Reference rows: the step on one process, pdftoppm on two.
+ *  1. The pipeline's page step (renderPages(): read + thumb images, then renderCovers() from page 1)
+ *     vs two `pdftoppm -jpeg` processes scaling every page to the reading width, on the whole
+ *     352-page book: time per page by wall clock and by CPU. Reference rows: both on one process.
+ *     Then the page formats at equal visual quality (bench/page-formats.ts): bytes and encoding CPU.
  *  2. A warm OfficeConverter slot vs a cold `soffice --headless --convert-to pdf` on an existing
  *     profile: latency for a one-page and a 100-slide document.
  *  3. OfficeConverter with os.availableParallelism() slots vs 1 slot: conversions per minute over one
  *     small document per office format, each converted MIX_COPIES times, in alternating rounds.
  * Fixtures are read in place; everything written goes to a temporary folder that is removed.
  */
-import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { exec, FIXTURES } from "./bench-common.ts";
+import { benchPageFormats } from "./page-formats.ts";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { prepareProfile } from "../src/convert/office-profile.ts";
 import { SOFFICE } from "../src/convert/office-slot.ts";
 import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
-import { inspectPdf, renderCovers, renderPages, type PdfLimits } from "../src/convert/pdf-pages.ts";
+import { inspectPdf, type PdfLimits } from "../src/convert/pdf-pages.ts";
 import { JPEG_QUALITY, RENDER_CONCURRENCY } from "../src/convert/pdf-render.ts";
+import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
 
-/** What src/cli/worker-command.ts gives the pipeline. */
-const WIDTHS = { thumb: 200, read: 1200 };
 const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 };
 
 const BOOK = join(FIXTURES, "bad/pdf-352-pages-freeculture.pdf");
@@ -72,24 +73,32 @@ const out = (s: string): boolean => process.stdout.write(s);
 
 // ---- 1. page images ---------------------------------------------------------------------------
 
-/** A row of the page-images table: its label and the work timed (everything it writes goes to `dir`). */
+/** A row of the page-images table: what it runs, each command in a child process of its own. */
 interface PageRun {
   label: string;
-  /** Processes it keeps busy at once: what it could use of an idle machine. */
-  cores: number;
-  run(dir: string): Promise<void>;
+  /** Commands run side by side; everything they write goes to `dir`. */
+  commands(dir: string): string[][];
 }
 
-/** pdftoppm writing JPEGs the reading width wide, over pages first..last. */
-function pdftoppm(dir: string, first: number, last: number): Promise<void> {
-  return exec("pdftoppm", ["-jpeg", "-cropbox", "-scale-to-x", String(WIDTHS.read), "-scale-to-y", "-1", "-f", String(first), "-l", String(last), BOOK, join(dir, `p${first}`)]);
+const TREE_CPU = fileURLToPath(new URL("./tree-cpu.py", import.meta.url));
+const PAGE_STEP = fileURLToPath(new URL("./page-step.ts", import.meta.url));
+
+/** Runs `command` under tree-cpu.py: the CPU seconds of its whole process tree, sandboxes included. */
+async function cpuOf(command: string[], dir: string): Promise<number> {
+  const result = join(dir, `cpu-${Math.random().toString(36).slice(2)}`);
+  await exec("python3", [TREE_CPU, result, ...command]);
+  return Number((await readFile(result, "utf8")).trim());
 }
 
-/** What the pipeline's page step makes: both sizes of every page, then the covers from page 1. */
-async function pipelineStep(dir: string, pageCount: number, processes: number): Promise<void> {
-  const made = await renderPages(BOOK, join(dir, "pages"), { widths: WIDTHS, limits: LIMITS, processes });
-  if (made.length !== 2 * pageCount) throw new Error(`renderPages made ${made.length} images for ${pageCount} pages`);
-  await renderCovers(BOOK, join(dir, "covers"), LIMITS, made.find((p) => p.page === 1 && p.size === "read"));
+/** pdftoppm writing JPEGs (its default quality, 75) the reading width wide, over pages first..last. */
+function pdftoppm(dir: string, first: number, last: number): string[] {
+  return ["pdftoppm", "-jpeg", "-cropbox", "-scale-to-x", String(PAGE_WIDTHS.read), "-scale-to-y", "-1", "-f", String(first), "-l", String(last), BOOK, join(dir, `p${first}`)];
+}
+
+/** The pipeline's page step (bench/page-step.ts) in a Node process of its own. */
+function pageStep(dir: string, processes: number | "--noop"): string[] {
+  const args = processes === "--noop" ? ["--noop"] : [BOOK, dir, String(processes)];
+  return [process.execPath, "--import", "tsx", PAGE_STEP, ...args];
 }
 
 const PAGE_ROUNDS = 3;
@@ -97,46 +106,53 @@ const PAGE_ROUNDS = 3;
 export async function benchPages(scratch: string): Promise<void> {
   const { pageCount } = await inspectPdf(BOOK, LIMITS);
   const half = Math.ceil(pageCount / 2);
+  const steps = `${PAGE_WIDTHS.read} + ${PAGE_WIDTHS.thumb} px + 3 covers`;
   const runs: PageRun[] = [
     // The book's pages are not all one size (page 1 is wider than the rest): -scale-to-x makes every
     // page as wide as the pipeline's reading size, where one -r for all would render most pages smaller.
-    { label: `pdftoppm -jpeg -scale-to-x ${WIDTHS.read}: read size only, 1 process [baseline]`, cores: 1, run: (dir) => pdftoppm(dir, 1, pageCount) },
-    { label: `pipeline step: ${WIDTHS.read} + ${WIDTHS.thumb} px + 3 covers, ${RENDER_CONCURRENCY} processes`, cores: RENDER_CONCURRENCY, run: (dir) => pipelineStep(dir, pageCount, RENDER_CONCURRENCY) },
-    { label: `pipeline step, 1 process (for reference)`, cores: 1, run: (dir) => pipelineStep(dir, pageCount, 1) },
-    { label: `pdftoppm -jpeg, read size only, 2 processes (for reference)`, cores: 2, run: async (dir) => void (await Promise.all([pdftoppm(dir, 1, half), pdftoppm(dir, half + 1, pageCount)])) },
+    { label: `pdftoppm -jpeg -scale-to-x ${PAGE_WIDTHS.read}, read size only, 2 processes [baseline]`, commands: (dir) => [pdftoppm(dir, 1, half), pdftoppm(dir, half + 1, pageCount)] },
+    { label: `pipeline page step: ${steps}, ${RENDER_CONCURRENCY} processes`, commands: (dir) => [pageStep(dir, RENDER_CONCURRENCY)] },
+    { label: `pdftoppm, read size only, 1 process (for reference)`, commands: (dir) => [pdftoppm(dir, 1, pageCount)] },
+    { label: `pipeline page step, 1 process (for reference)`, commands: (dir) => [pageStep(dir, 1)] },
   ];
   // Rounds take every row in turn, so that a change in the machine's load (it is shared) falls on
   // all rows alike rather than on whichever ran during it.
-  const samples: number[][] = runs.map(() => []);
-  const cpuSamples: number[][] = runs.map(() => []);
+  const walls: number[][] = runs.map(() => []);
+  const cpus: number[][] = runs.map(() => []);
+  const starts: number[] = [];
   for (let round = 0; round < PAGE_ROUNDS; round++) {
+    starts.push(await cpuOf(pageStep(scratch, "--noop"), scratch));
     for (const [i, r] of runs.entries()) {
       const dir = join(scratch, "pages");
       await mkdir(dir);
-      const cpu = cpuSeconds();
-      samples[i]?.push(await timed(() => r.run(dir)));
-      cpuSamples[i]?.push(cpuSeconds() - cpu);
+      const t = performance.now();
+      const cpu = await Promise.all(r.commands(dir).map((c) => cpuOf(c, scratch)));
+      walls[i]?.push(performance.now() - t);
+      cpus[i]?.push(cpu.reduce((a, b) => a + b, 0));
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const times = samples.map(middle);
-  const cpus = cpuSamples.map(middle);
+  // A page step's Node process spends this much starting and loading modules; a worker does that once.
+  const start = middle(starts);
+  const cpuPerPage = runs.map((r, i) => (middle(cpus[i] ?? []) - (r.label.startsWith("pipeline") ? start : 0)) / pageCount);
+  const wallPerPage = walls.map((w) => middle(w) / pageCount);
+  const [baseWall, baseCpu] = [wallPerPage[0] ?? NaN, cpuPerPage[0] ?? NaN];
 
-  const base = pageCount / ((times[0] ?? NaN) / 1000);
-  const w = [76, 6, 8, 6, 6, 10];
-  out(`\n1. Page images: ${basename(BOOK)}, ${pageCount} pages, median of ${PAGE_ROUNDS} interleaved rounds (ratio = pages/s ÷ the baseline's; target >= 1.0)\n`);
-  out(`   Compared: the pipeline's whole page step (both image sizes and the covers, JPEG q${JPEG_QUALITY}, on ${availableParallelism()} cores)\n`);
-  out(`   against one pdftoppm process making the reading size alone (its default JPEG quality, 75).\n`);
-  out(`   The machine is shared: "CPU s" is what each row itself used (this process and its children), and\n`);
-  out(`   "idle est." is the ratio that implies on ${availableParallelism()} idle cores if the row kept its processes' cores busy (an upper bound).\n`);
-  out(row(["", "s", "pages/s", "ratio", "CPU s", "idle est."], w));
-  const baseCpu = cpus[0] ?? NaN;
+  const w = [78, 7, 7, 6, 9, 6];
+  out(`\n1. Page images: ${basename(BOOK)}, ${pageCount} pages, median of ${PAGE_ROUNDS} interleaved rounds\n`);
+  out(`   The pipeline's whole page step (both image sizes and the covers, JPEG q${JPEG_QUALITY}, sandboxed) against plain\n`);
+  out(`   pdftoppm making the reading size alone (its default JPEG quality, 75) on the same ${availableParallelism()} cores.\n`);
+  out(`   ratio = the baseline's time per page ÷ the row's (target >= 0.9): by wall time, and by CPU time per page\n`);
+  out(`   (user + sys of every process of the row, sandboxed ones included; bench/tree-cpu.py). On a shared machine\n`);
+  out(`   the wall ratio says how busy the machine was; the CPU ratio what the work itself costs.\n`);
+  out(row(["", "wall s", "pages/s", "ratio", "CPU ms/p", "ratio"], w));
   runs.forEach((r, i) => {
-    const ms = times[i] ?? NaN;
-    const rate = pageCount / (ms / 1000);
-    const idle = baseCpu / ((cpus[i] ?? NaN) / Math.min(r.cores, availableParallelism()));
-    out(row([r.label, (ms / 1000).toFixed(1), rate.toFixed(1), `x${(rate / base).toFixed(2)}`, (cpus[i] ?? NaN).toFixed(1), `x${idle.toFixed(2)}`], w));
+    const wall = wallPerPage[i] ?? NaN;
+    const cpu = cpuPerPage[i] ?? NaN;
+    out(row([r.label, ((wall * pageCount) / 1000).toFixed(1), (1000 / wall).toFixed(1), `x${(baseWall / wall).toFixed(2)}`, (cpu * 1000).toFixed(1), `x${(baseCpu / cpu).toFixed(2)}`], w));
   });
+  out(`   (Node start and module loading, ${start.toFixed(2)} s of CPU per page-step process, is subtracted from the step's CPU.)\n`);
+  await benchPageFormats();
 }
 
 // ---- 2. warm vs cold LibreOffice --------------------------------------------------------------
@@ -234,4 +250,9 @@ export async function benchConvert(): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await benchConvert();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (process.argv[2] === "--pages") {
+    const scratch = await mkdtemp(join(tmpdir(), "quire-bench-pages-"));
+    await benchPages(scratch).finally(() => rm(scratch, { recursive: true, force: true }));
+  } else await benchConvert();
+}

@@ -7,14 +7,16 @@
  * are measured only when present, e.g. after `npm install --no-save mupdf @hyzyla/pdfium`.
  */
 import { exec, FIXTURES } from "./bench-common.ts";
+import { luma, ssim, type Raw } from "./image-quality.ts";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import sharp, { type Sharp } from "sharp";
 import { inspectPdf, renderPages } from "../src/convert/pdf-pages.ts";
+import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
 
-const READ_WIDTH = 1200;
+const READ_WIDTH = PAGE_WIDTHS.read;
 const RUNS = 5;
 
 interface Doc {
@@ -189,7 +191,7 @@ async function benchRenderersOn(whole: Map<Doc, string>): Promise<void> {
       licence: "-",
       run: async (doc, scratch) => {
         await renderPages(whole.get(doc) ?? doc.path, join(scratch, "out"), {
-          widths: { thumb: 200, read: READ_WIDTH },
+          widths: PAGE_WIDTHS,
           limits: { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 },
         });
       },
@@ -225,11 +227,7 @@ async function firstPages(doc: Doc, scratch: string): Promise<string> {
 
 // ---- encoders -------------------------------------------------------------------------------
 
-interface Raw {
-  data: Buffer;
-  width: number;
-  height: number;
-}
+// (Raw: see image-quality.ts)
 
 async function rasterize(path: string, page: number): Promise<Raw> {
   return withScratch(async (dir) => {
@@ -237,41 +235,6 @@ async function rasterize(path: string, page: number): Promise<Raw> {
     const { data, info } = await sharp(join(dir, "p.tif")).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height };
   });
-}
-
-function luma(raw: Raw): Float32Array {
-  const y = new Float32Array(raw.width * raw.height);
-  for (let i = 0, p = 0; i < y.length; i++, p += 3) y[i] = 0.299 * raw.data[p]! + 0.587 * raw.data[p + 1]! + 0.114 * raw.data[p + 2]!;
-  return y;
-}
-
-/**
- * Mean SSIM of luma over 8×8 windows (stride 4) that have content in the reference. Blank paper
- * compresses perfectly in every format, so counting it would rate every encoder ~1.0 on text pages.
- */
-function ssim(a: Float32Array, b: Float32Array, width: number, height: number): number {
-  const C1 = (0.01 * 255) ** 2;
-  const C2 = (0.03 * 255) ** 2;
-  let sum = 0;
-  let n = 0;
-  for (let y0 = 0; y0 + 8 <= height; y0 += 4) {
-    for (let x0 = 0; x0 + 8 <= width; x0 += 4) {
-      let sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
-      for (let y = y0; y < y0 + 8; y++) {
-        for (let x = x0; x < x0 + 8; x++) {
-          const va = a[y * width + x]!;
-          const vb = b[y * width + x]!;
-          sa += va; sb += vb; saa += va * va; sbb += vb * vb; sab += va * vb;
-        }
-      }
-      const ma = sa / 64, mb = sb / 64;
-      const va = saa / 64 - ma * ma, vb = sbb / 64 - mb * mb, cov = sab / 64 - ma * mb;
-      if (va <= 16) continue;
-      sum += ((2 * ma * mb + C1) * (2 * cov + C2)) / ((ma * ma + mb * mb + C1) * (va + vb + C2));
-      n++;
-    }
-  }
-  return n ? sum / n : 1;
 }
 
 interface Encoder {

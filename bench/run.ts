@@ -3,28 +3,34 @@
  * a baseline measured in the same run. Benchmarks are added by the issues that name a figure.
  */
 import { benchApi } from "./api.ts";
+import { benchApp } from "./app.ts";
 import { benchConvert } from "./convert.ts";
 import { benchDetect } from "./detect.ts";
 import { benchFairness } from "./fairness.ts";
+import { benchFanout } from "./fanout.ts";
 import { benchLoad } from "./load.ts";
 import { benchOcr } from "./ocr.ts";
 import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
+import { benchSearch } from "./search.ts";
 import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
+  app: benchApp,
   convert: benchConvert,
   detect: benchDetect,
   fairness: benchFairness,
+  fanout: benchFanout,
   load: benchLoad,
   ocr: benchOcr,
   preauth: benchPreauth,
   render: benchRender,
   scale: benchScale,
+  search: benchSearch,
   reader: benchReader,
   reading: benchReading,
   startup: benchStartup,

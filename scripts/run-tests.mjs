@@ -1,9 +1,29 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with Node's own runner (tsx for TypeScript). Node 20 has no
 // glob for --test, so the files are listed here; files run in parallel processes, two at a time.
+// Prints each file's wall time at the end (the spec reporter only times tests and suites).
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+/**
+ * The longest files, longest first (measured on 2 cores): the runner starts files in the order
+ * given, so a long one started last would run on alone while the other core idles. Every other
+ * file follows in name order. A path missing here is harmless.
+ */
+const LONGEST_FIRST = [
+  "test/system/pipeline-e2e.test.ts",
+  "test/system/cluster.test.ts",
+  "test/system/crash-worker-conversions.test.ts",
+  "test/convert/office-sandbox.test.ts",
+  "test/jobs/worker-sandbox.test.ts",
+  "test/convert/office-to-pdf.test.ts",
+  "test/system/crash-server-uploads.test.ts",
+  "test/system/compose-example.test.ts",
+  "test/system/fairness-accounts.test.ts",
+  "test/system/pipeline-url.test.ts",
+];
 
 const filter = process.argv.slice(2);
 const files = [];
@@ -15,12 +35,35 @@ const walk = (dir) => {
   }
 };
 walk("test");
-files.sort();
+const rank = (f) => (LONGEST_FIRST.includes(f) ? LONGEST_FIRST.indexOf(f) : LONGEST_FIRST.length);
+files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+
 const concurrency = process.env.QUIRE_TEST_CONCURRENCY ?? "2";
+const timesDir = mkdtempSync(join(tmpdir(), "quire-test-times-"));
+const timesFile = join(timesDir, "times.tsv");
+const started = Date.now();
 const result = spawnSync(
   process.execPath,
-  // A test that hangs fails after this long, naming itself, instead of stalling the whole run.
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-timeout=240000", "--test-reporter=spec", ...files],
-  { stdio: "inherit" },
+  [
+    "--import", "tsx",
+    "--import", "./scripts/test-file-timer.mjs",
+    // A test that hangs fails after this long, naming itself, instead of stalling the whole run.
+    // Node 20 applies it to each file as a whole too: crash-worker-conversions holds two suites.
+    "--test", `--test-concurrency=${concurrency}`, "--test-timeout=360000", "--test-reporter=spec", ...files,
+  ],
+  { stdio: "inherit", env: { ...process.env, QUIRE_TEST_TIMES: timesFile } },
 );
+const wall = (Date.now() - started) / 1000;
+
+let times = [];
+try {
+  times = readFileSync(timesFile, "utf8").trim().split("\n").filter(Boolean).map((l) => l.split("\t")).map(([ms, f]) => [Number(ms) / 1000, f]);
+} catch {
+  // no file finished
+}
+rmSync(timesDir, { recursive: true, force: true });
+times.sort((a, b) => b[0] - a[0]);
+console.log(`\nwall time of the longest test files (${times.length} timed, ${files.length} run, ${concurrency} at a time):`);
+for (const [s, f] of times.slice(0, 20)) console.log(`${s.toFixed(1).padStart(8)} s  ${f}`);
+console.log(`${wall.toFixed(1).padStart(8)} s  in all`);
 process.exit(result.status ?? 1);

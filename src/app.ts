@@ -9,6 +9,7 @@ import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
 import { registerRequestOutcome } from "./ops/request-outcome.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
+import { registerAppRoutes } from "./web/app/app-plugin.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
 export interface AppOptions {
@@ -82,14 +83,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerRequestOutcome(app);
   const limiter = opts.rateLimiter ?? rateLimiterFor(opts.deps.config);
   if (opts.ops) registerOpsRoutes(app, opts.ops);
+  // Uploads through the API and the app's upload page are counted alike.
+  const uploadDeps = opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps;
   registerApiRoutes(app, {
-    deps: opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps,
+    deps: uploadDeps,
     tempPath: () => opts.spool.tempPath(),
     allowRequest: (apiKey, signed) => limiter.allow(bucketOf(apiKey, signed)),
     preauth: opts.preauthBudget ?? preauthBudgetFor(opts.deps.config),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
   });
-  // The public pages (decisions §10) live on the main port only.
-  if (!opts.uploadOnly) await registerWebRoutes(app, opts.deps);
+  // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
+  if (!opts.uploadOnly) {
+    // The app's upload page spools where the API does (a rename hands the file to the blob store).
+    await registerAppRoutes(app, { ...uploadDeps, spool: opts.spool });
+    await registerWebRoutes(app, opts.deps);
+  }
   return app;
 }

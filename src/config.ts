@@ -57,6 +57,12 @@ export interface Config {
   rateBurst: number;
   /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
   ratePerSecond: number;
+  /** log2 of scrypt's N for new web app passwords (QUIRE_PASSWORD_HASH_COST); stored hashes keep their own. */
+  passwordHashCost: number;
+  /** Web app sign-in attempts for one username, then one more every 15 minutes / this (QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT). */
+  signInAttemptsPerAccount: number;
+  /** Web app sign-in attempts from one address (an IPv6 /64), likewise (QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS). */
+  signInAttemptsPerAddress: number;
   /**
    * Bytes that upload files sent before their request's apiKey and signature may hold on disk
    * together (QUIRE_PREAUTH_SPOOL_BYTES), and from one client address (an IPv6 /64) together
@@ -76,11 +82,36 @@ export interface Config {
   ocrLanguages: readonly string[];
   /** QUIRE_OCR_CONCURRENCY: pages one conversion OCRs at once (one tesseract per core at most). */
   ocrConcurrency: number;
+  /**
+   * A document of more pages than QUIRE_FANOUT_MIN_PAGES is converted as page-range jobs of
+   * QUIRE_FANOUT_RANGE_PAGES pages that any worker may take (issue 16); shorter ones by one job.
+   */
+  fanoutMinPages: number;
+  fanoutRangePages: number;
+  /** QUIRE_RENDER_PROCESSES: pdftoppm processes one conversion (or page range) runs at once; unset, the renderer's default (2). */
+  renderProcesses: number | undefined;
   /** QUIRE_BWRAP: the bubblewrap program every converter runs in (src/convert/sandbox.ts). */
   bwrapPath: string;
   /** QUIRE_UNSAFE_NO_SANDBOX=1: converters run unconfined, seeing the whole machine. Unsafe. */
   unsafeNoSandbox: boolean;
+  /** QUIRE_WEBHOOK_RETRY_SCHEDULE: waits after the 1st, 2nd… failed delivery attempt; the last repeats. */
+  webhookRetryScheduleMs: readonly number[];
+  /** QUIRE_WEBHOOK_RETRY_FOR: how long a delivery is retried before it is marked failed (decisions §12: 24 h). */
+  webhookRetryWindowMs: number;
+  /** QUIRE_WEBHOOK_TIMEOUT_SECONDS: one delivery attempt, connection and answer, at most this long. */
+  webhookTimeoutMs: number;
 }
+
+/** `500ms`, `10s`, `5m`, `24h` (a bare number is seconds): milliseconds, or undefined when unreadable. */
+export function parseDuration(raw: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim());
+  if (!m) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "s"] ?? 1000;
+  const ms = Number(m[1]) * unit;
+  return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+const DEFAULT_WEBHOOK_RETRY_SCHEDULE = "10s,30s,1m,5m,15m,30m,1h";
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 /** Far above what a normal client sends; the historic service allowed a burst of 20 and 3/s. */
@@ -171,6 +202,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const preauthSpoolBytesPerAddress = int("QUIRE_PREAUTH_SPOOL_BYTES_PER_ADDRESS", maxUploadBytes, 0, Number.MAX_SAFE_INTEGER) ?? maxUploadBytes;
   const preauthSpoolBytes = int("QUIRE_PREAUTH_SPOOL_BYTES", 4 * maxUploadBytes, 0, Number.MAX_SAFE_INTEGER) ?? 4 * maxUploadBytes;
 
+  const scheduleRaw = env.QUIRE_WEBHOOK_RETRY_SCHEDULE || DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const webhookRetryScheduleMs = scheduleRaw.split(",").map((d) => parseDuration(d));
+  if (webhookRetryScheduleMs.some((d) => d === undefined) || webhookRetryScheduleMs.length > 100) {
+    problems.push(`QUIRE_WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(scheduleRaw)}: expected durations joined by commas, e.g. 10s,1m,1h`);
+  }
+  const windowRaw = env.QUIRE_WEBHOOK_RETRY_FOR || "24h";
+  const webhookRetryWindowMs = parseDuration(windowRaw);
+  if (webhookRetryWindowMs === undefined || webhookRetryWindowMs < 1000 || webhookRetryWindowMs > 30 * 86_400_000) {
+    problems.push(`QUIRE_WEBHOOK_RETRY_FOR=${JSON.stringify(windowRaw)}: expected a duration from 1s to 720h, e.g. 24h`);
+  }
+
   const config: Config = {
     host: env.QUIRE_HOST || "127.0.0.1",
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
@@ -207,6 +249,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxPages: int("QUIRE_MAX_PAGES", 2000, 1, 100_000) ?? 2000,
     rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
+    passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,
+    signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
+    signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,
     preauthSpoolBytes,
     preauthSpoolBytesPerAddress,
     secretKeys,
@@ -215,8 +260,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     orphanGraceMs: (int("QUIRE_ORPHAN_GRACE_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
     ocrLanguages: ocrLanguages ?? [...DEFAULT_OCR_LANGUAGES],
     ocrConcurrency: int("QUIRE_OCR_CONCURRENCY", availableParallelism(), 1, 256) ?? 1,
+    fanoutMinPages: int("QUIRE_FANOUT_MIN_PAGES", 48, 1, 1_000_000) ?? 48,
+    fanoutRangePages: int("QUIRE_FANOUT_RANGE_PAGES", 24, 1, 100_000) ?? 24,
+    renderProcesses: int("QUIRE_RENDER_PROCESSES", undefined, 1, 64),
     bwrapPath: resolve(env.QUIRE_BWRAP || "/usr/bin/bwrap"),
     unsafeNoSandbox: env.QUIRE_UNSAFE_NO_SANDBOX === "1",
+    webhookRetryScheduleMs: webhookRetryScheduleMs.map((d) => d ?? 0),
+    webhookRetryWindowMs: webhookRetryWindowMs ?? 86_400_000,
+    webhookTimeoutMs: (int("QUIRE_WEBHOOK_TIMEOUT_SECONDS", 10, 1, 120) ?? 10) * 1000,
     ...overrides,
   };
   if (problems.length > 0) throw new ConfigError(problems);

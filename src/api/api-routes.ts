@@ -5,11 +5,11 @@ import { AnswerCache } from "./answer-cache.ts";
 import type { ApiDeps, SpooledFile } from "./actions/action.ts";
 import { authenticate, isKnownApiKey, type AuthOptions, type Caller, type EndpointKind } from "./authenticate.ts";
 import { renderError, renderOk } from "./envelope.ts";
-import { readDocumentOptions } from "../domain/document-options.ts";
 import { outputFormatOf } from "./output-format.ts";
 import { addFormEncoded, addQueryString, assertUtf8Charset, parseContentType, RequestParams } from "./params.ts";
 import type { PreauthBudget, PreauthHold, Refusal } from "./preauth-budget.ts";
-import { readUpload } from "./upload-reader.ts";
+import { readUpload } from "../uploads/upload-reader.ts";
+import { refusalAtLimit } from "../uploads/new-document.ts";
 import { rm } from "node:fs/promises";
 import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
 
@@ -226,17 +226,14 @@ async function readParams(
       };
     },
     onLimit: async () => {
+      let who: Caller;
       try {
-        const who = caller ?? (await authenticate(params, endpoint, auth));
-        await readDocumentOptions(params.get, {
-          isNameTaken: (name) => opts.deps.store.documents.isNameTaken(who.accountId, name),
-          ownsAllFolders: (ids) => opts.deps.store.folders.ownsAll(who.accountId, ids),
-        });
+        who = caller ?? (await authenticate(params, endpoint, auth));
       } catch (err) {
         if (err instanceof QuireError) return err;
         throw err;
       }
-      return new QuireError("205", "file");
+      return refusalAtLimit(params.get, opts.deps.store, who.accountId);
     },
   });
 }

@@ -1,6 +1,7 @@
 import { create } from "xmlbuilder2";
 import type { XMLBuilder } from "xmlbuilder2/lib/interfaces.js";
 import { ERROR_MESSAGES, type QuireError } from "../domain/errors.ts";
+import { resourceFieldsJson } from "../domain/resource.ts";
 import { isListField, type Payload, type RawHtml, type Resource, type ResultList } from "./payload.ts";
 
 export type OutputFormat = { readonly kind: "xml" } | { readonly kind: "json"; readonly callback: string | undefined };
@@ -75,7 +76,11 @@ function appendResource(parent: XMLBuilder, r: Resource): void {
   for (const [name, value] of r.fields) {
     if (!isListField(value)) continue;
     const list = el.ele(name);
-    for (const item of value.list) list.ele(value.itemTag, { [value.itemAttr]: item });
+    if ("records" in value) {
+      for (const record of value.records) list.ele(value.itemTag, Object.fromEntries(Object.entries(record).map(([k, v]) => [k, String(v)])));
+    } else {
+      for (const item of value.list) list.ele(value.itemTag, { [value.itemAttr]: item });
+    }
   }
 }
 
@@ -95,7 +100,5 @@ function toJson(payload: Resource | ResultList): object {
 }
 
 function resourceJson(r: Resource): object {
-  const body: Record<string, unknown> = {};
-  for (const [name, value] of r.fields) body[name] = isListField(value) ? [...value.list] : value;
-  return { [r.tag]: body };
+  return { [r.tag]: resourceFieldsJson(r) };
 }

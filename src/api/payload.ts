@@ -1,23 +1,8 @@
-/**
- * What an operation answers, independent of the output format. A resource's simple fields are
- * XML attributes / JSON members; list fields are `<tags><tag value=…/></tags>` / arrays of strings.
- */
-export type Scalar = string | number | boolean;
+import type { Resource } from "../domain/resource.ts";
 
-export interface ListField {
-  readonly list: readonly string[];
-  /** Child element name of each item in XML (`tag`, `folder`). */
-  readonly itemTag: string;
-  /** Attribute carrying the item's value in XML (`value`, `id`). */
-  readonly itemAttr: string;
-}
+/** What an operation answers, independent of the output format (resources: src/domain/resource.ts). */
 
-export type FieldValue = Scalar | ListField;
-
-export interface Resource {
-  readonly tag: string;
-  readonly fields: ReadonlyArray<readonly [string, FieldValue]>;
-}
+export { isListField, type FieldValue, type ListField, type RecordListField, type Resource, type Scalar } from "../domain/resource.ts";
 
 export interface ResultList {
   readonly tag: "result";
@@ -36,7 +21,3 @@ export interface RawHtml {
 
 /** An operation answers one resource, a result list, raw HTML, or nothing (empty `ok`). */
 export type Payload = Resource | ResultList | RawHtml | undefined;
-
-export function isListField(v: FieldValue): v is ListField {
-  return typeof v === "object";
-}

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import { assertValidPrefix } from "./blob-keys.ts";
 
 /**
  * Original files and page images. Backends only ever receive keys made by blob-keys.ts.
@@ -13,6 +14,11 @@ export interface BlobStore {
   exists(key: string): Promise<boolean>;
   /** Deleting a key that does not exist is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Deletes every key under `prefix` (a whole folder, such as `blobKeys.prefix(blobId)`) but those
+   * in `keep`; answers how many were deleted. Deleting an empty folder is not an error.
+   */
+  deletePrefix(prefix: string, keep?: readonly string[]): Promise<number>;
   /** Every key under `prefix` (used by deletes and the orphan clean-up). */
   list(prefix: string): Promise<string[]>;
   /**
@@ -23,4 +29,16 @@ export interface BlobStore {
   listWithTimes?(prefix: string): Promise<Array<{ key: string; modifiedAt: number }>>;
   /** Removes the store's own scratch files (upload spools) last written before `before`; answers how many. */
   removeStaleTemp?(before: number): Promise<number>;
+}
+
+/** `deletePrefix` for a backend whose objects go one by one: list, then delete, in key order. */
+export async function deleteListed(blobs: Pick<BlobStore, "list" | "delete">, prefix: string, keep: readonly string[] = []): Promise<number> {
+  assertValidPrefix(prefix);
+  let deleted = 0;
+  for (const key of await blobs.list(prefix)) {
+    if (keep.includes(key)) continue;
+    await blobs.delete(key);
+    deleted++;
+  }
+  return deleted;
 }

@@ -5,7 +5,7 @@ import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { assertValidKey } from "./blob-keys.ts";
-import type { BlobStore } from "./blob-store.ts";
+import { deleteListed, type BlobStore } from "./blob-store.ts";
 import { removeStaleEntries } from "./stale-entries.ts";
 
 /** Temp files live under the root so the final rename never crosses a file system. */
@@ -95,6 +95,10 @@ export class LocalBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  deletePrefix(prefix: string, keep?: readonly string[]): Promise<number> {
+    return deleteListed(this, prefix, keep);
   }
 
   async listWithTimes(prefix: string): Promise<Array<{ key: string; modifiedAt: number }>> {

@@ -15,7 +15,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { assertValidKey } from "./blob-keys.ts";
-import type { BlobStore } from "./blob-store.ts";
+import { deleteListed, type BlobStore } from "./blob-store.ts";
 import { removeStaleEntries } from "./stale-entries.ts";
 
 /** S3's own minimum for every part but the last; objects up to one part go up in a single PUT. */
@@ -163,6 +163,10 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+  }
+
+  deletePrefix(prefix: string, keep?: readonly string[]): Promise<number> {
+    return deleteListed(this, prefix, keep);
   }
 
   async list(prefix: string): Promise<string[]> {

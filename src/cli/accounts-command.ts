@@ -1,7 +1,8 @@
 import { newApiToken } from "../domain/accounts.ts";
+import { hashPassword, passwordProblem } from "../domain/passwords.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
-import { isReservedPath } from "../web/reserved-paths.ts";
+import { isReservedUsername } from "../domain/reserved-usernames.ts";
 
 export interface NewCredentials {
   username: string;
@@ -9,10 +10,54 @@ export interface NewCredentials {
   apiSecret: string;
 }
 
+/** Sets the web app's password (decisions §13) and ends the account's app sessions: a new password signs everyone out. */
+export async function setPassword(store: Store, username: string, password: string, cost?: number): Promise<void> {
+  const problem = passwordProblem(password);
+  if (problem !== undefined) throw new Error(problem);
+  const account = await store.accounts.signInRecord(username);
+  if (!account) throw new Error(`no account ${username}`);
+  await store.accounts.setPasswordHash(username, await hashPassword(password, cost));
+  await store.appSessions.destroyAllOf(account.id);
+}
+
+/**
+ * The password, from the terminal without echo, or the first line of standard input when it is
+ * piped (scripts, tests). Never from the command line, where `ps` and the shell history would show it.
+ */
+export async function readPassword(input: NodeJS.ReadStream = process.stdin, out: NodeJS.WritableStream = process.stderr): Promise<string> {
+  if (!input.isTTY) {
+    let text = "";
+    for await (const chunk of input) {
+      text += String(chunk);
+      if (text.includes("\n")) break;
+    }
+    return text.split(/\r?\n/)[0] ?? "";
+  }
+  out.write("password: ");
+  input.setRawMode(true);
+  input.resume();
+  let password = "";
+  try {
+    for await (const chunk of input) {
+      for (const ch of String(chunk)) {
+        if (ch === "\r" || ch === "\n") return password;
+        if (ch === "\u0003") throw new Error("interrupted");
+        if (ch === "\u007f") password = password.slice(0, -1);
+        else password += ch;
+      }
+    }
+    return password;
+  } finally {
+    input.setRawMode(false);
+    input.pause();
+    out.write("\n");
+  }
+}
+
 export async function createAccount(store: Store, username: string): Promise<NewCredentials> {
   if (!isValidUsername(username)) throw new Error(`username must be 3-30 characters of a-z, 0-9, _ . - (got ${JSON.stringify(username)})`);
   // `/<username>` is the account's public page: a name the server uses for itself would shadow it.
-  if (isReservedPath(username)) throw new Error(`username ${username} is reserved for the server's own addresses`);
+  if (isReservedUsername(username)) throw new Error(`username ${username} is reserved for the server's own addresses`);
   const apiKey = newApiToken();
   const apiSecret = newApiToken();
   const id = await store.accounts.createWithKey(username, apiKey, apiSecret, Date.now());
@@ -31,12 +76,24 @@ export function printCredentials(c: NewCredentials, out: NodeJS.WritableStream =
   out.write(`username:  ${c.username}\napiKey:    ${c.apiKey}\napiSecret: ${c.apiSecret}\n`);
 }
 
-export async function accountsCommand(store: Store, args: string[]): Promise<number> {
+export async function accountsCommand(store: Store, args: string[], opts: { passwordHashCost?: number } = {}): Promise<number> {
   const [sub, arg] = args;
   switch (sub) {
-    case "create":
+    case "create": {
       if (!arg) break;
+      const withPassword = args.slice(2).includes("--password");
+      // Read before creating: a refused password leaves no account behind.
+      const password = withPassword ? await readPassword() : undefined;
+      const problem = password === undefined ? undefined : passwordProblem(password);
+      if (problem !== undefined) throw new Error(problem);
       printCredentials(await createAccount(store, arg));
+      if (password !== undefined) await setPassword(store, arg, password, opts.passwordHashCost);
+      return 0;
+    }
+    case "set-password":
+      if (!arg) break;
+      await setPassword(store, arg, await readPassword(), opts.passwordHashCost);
+      process.stdout.write(`password set for ${arg}; its web app sessions were ended\n`);
       return 0;
     case "add-key":
       if (!arg) break;
@@ -67,9 +124,14 @@ export async function accountsCommand(store: Store, args: string[]): Promise<num
       if (c.changedMeanwhile > 0) {
         process.stderr.write(`${c.changedMeanwhile} row(s) changed while this ran; run it again once every process has the new key first\n`);
       }
-      return c.unreadable + c.changedMeanwhile === 0 ? 0 : 1;
+      const w = await store.webhooks.resealSecrets();
+      process.stdout.write(`resealed ${w.resealed} webhook secret(s); ${w.current} already were\n`);
+      if (w.unreadable + w.changedMeanwhile > 0) {
+        process.stderr.write(`${w.unreadable} webhook secret(s) could not be opened and ${w.changedMeanwhile} changed meanwhile; they were left as they are\n`);
+      }
+      return c.unreadable + c.changedMeanwhile + w.unreadable + w.changedMeanwhile === 0 ? 0 : 1;
     }
   }
-  process.stderr.write("usage: quire accounts create <username> | add-key <username> | list | revoke-key <apiKey> | reseal\n");
+  process.stderr.write("usage: quire accounts create <username> [--password] | set-password <username> | add-key <username> | list | revoke-key <apiKey> | reseal\n");
   return 2;
 }

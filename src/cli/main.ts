@@ -6,12 +6,16 @@ import { loadConfig, ConfigError } from "../config.ts";
 const USAGE = `usage: quire <command>
   serve [--no-worker]       run the API and, unless --no-worker, a conversion worker (npm start)
   worker                    run conversion workers only, against the same store and blobs
-  accounts create <user>    create an account and print its apiKey and apiSecret
+  accounts create <user> [--password]
+                            create an account and print its apiKey and apiSecret
+                            (--password: also the web app's password, read from stdin)
+  accounts set-password <user>
+                            set the web app's password (read from stdin)
   accounts add-key <user>   add another key to an account
   accounts list             list accounts and their active keys
   accounts revoke-key <key> revoke a key
   accounts reseal           seal every apiSecret with the first QUIRE_SECRET_KEY (after a rotation)
-  upload <file|url> [...]   upload a document (see quire upload --help)`;
+  upload <file|url>...      upload documents; --wait follows their conversion (quire upload --help)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -40,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
       const [{ openStore }, { accountsCommand }] = await Promise.all([import("../store/open-store.ts"), import("./accounts-command.ts")]);
       const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
       try {
-        return await accountsCommand(store, rest);
+        return await accountsCommand(store, rest, { passwordHashCost: config.passwordHashCost });
       } finally {
         await store.close();
       }

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { buildApp } from "../app.ts";
+import { startApiRole } from "../api-role.ts";
 import type { Config } from "../config.ts";
-import { httpLoggerOptions } from "../ops/access-log.ts";
-import { createMetrics, registerQueueGauges } from "../ops/metrics.ts";
 import { openServices } from "../services.ts";
 import { createAccount } from "./accounts-command.ts";
 
@@ -18,7 +16,7 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   const services = await openServices(config);
-  const { store, blobs } = services;
+  const { store } = services;
   if (config.createDemoAccount && (await store.accounts.count()) === 0) {
     const demo = await createAccount(store, "demo");
     process.stdout.write(
@@ -26,34 +24,19 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
         `  username:  ${demo.username}\n  apiKey:    ${demo.apiKey}\n  apiSecret: ${demo.apiSecret}\n\n`,
     );
   }
-  const deps = { config, store, blobs };
-  const logger = httpLoggerOptions(config.logLevel);
   // Started once the ports are ours: a server that cannot listen must not leave a worker behind.
   let worker: ReturnType<typeof superviseWorker> | undefined;
-  const metrics = createMetrics({ role: "api" });
-  registerQueueGauges(metrics, store.jobs);
-  const checks = {
-    store: () => store.ping(),
-    blobs: services.checkBlobs,
-    ...(opts.worker ? { converter: async () => (worker ? worker.assertRunning() : Promise.reject(new Error("the worker is not started yet"))) } : {}),
-  };
-  const ops = { metrics, checks };
-  const app = await buildApp({ deps, spool: blobs, logger, ops });
-  const apps = [app];
-  const address = await app.listen({ host: config.host, port: config.port });
-  process.stdout.write(`Quire listening on ${address} (API at ${address}/1_0, uploads at ${address}/upload/1_0)\n`);
-  if (config.uploadPort !== undefined) {
-    const uploadApp = await buildApp({ deps, spool: blobs, logger, uploadOnly: true, ops });
-    await uploadApp.listen({ host: config.host, port: config.uploadPort });
-    apps.push(uploadApp);
-  }
+  const api = await startApiRole({
+    config,
+    services,
+    ...(opts.worker ? { checks: { converter: async () => (worker ? worker.assertRunning() : Promise.reject(new Error("the worker is not started yet"))) } } : {}),
+  });
+  process.stdout.write(`Quire listening on ${api.address} (API at ${api.address}/1_0, uploads at ${api.address}/upload/1_0)\n`);
   if (opts.worker && !shutdown.requested) worker = superviseWorker();
   shutdown.run = async () => {
     // New requests get 503 at once; those in flight (a long upload) get a grace period, then their
     // connections are cut; meanwhile the worker hands back or finishes its jobs.
-    const cut = setTimeout(() => apps.forEach((a) => a.server.closeAllConnections()), API_STOP_GRACE_MS);
-    await Promise.all([worker?.stop(), ...apps.map((a) => a.close())]);
-    clearTimeout(cut);
+    await Promise.all([worker?.stop(), api.close(API_STOP_GRACE_MS)]);
     await services.close();
     process.exit(0);
   };

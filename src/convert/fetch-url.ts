@@ -1,4 +1,3 @@
-import { lookup as dnsLookup } from "node:dns";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -6,10 +5,12 @@ import http from "node:http";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import type { LookupFunction, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { finished } from "node:stream/promises";
 import { classifyAddress, describeCategory, isPublicAddress } from "./address-policy.ts";
 import { ConversionError } from "./conversion-error.ts";
+import { guardedLookup } from "./guarded-lookup.ts";
+import { countOf } from "../domain/counts.ts";
 
 /**
  * Fetches a user-supplied `slurpUrl` to a file. This is an SSRF boundary: the address check runs inside
@@ -89,7 +90,7 @@ class FetchRun {
     if (signal?.aborted) this.onAbort();
     signal?.addEventListener("abort", this.onAbort, { once: true });
     const ms = this.opts.totalTimeoutMs;
-    const limit = ms >= 1000 ? `${Math.round(ms / 1000)} seconds` : `${ms} milliseconds`;
+    const limit = ms >= 1000 ? countOf(Math.round(ms / 1000), "second") : countOf(ms, "millisecond");
     // Permanent: the same server answering as slowly would run out of time again.
     this.totalTimer = setTimeout(() => this.fail(fetchError(`The fetch took longer than ${limit}.`, false)), ms);
     this.watchRate();
@@ -189,18 +190,7 @@ class FetchRun {
   }
 
   /** Checks every resolved address, not just the first: the socket may try any of them. */
-  private readonly lookup: LookupFunction = (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, "");
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`No address for ${hostname}`), { code: "ENOTFOUND" }), "");
-      const denied = addresses.find((a) => !this.allowed(a.address));
-      // The ConversionError travels through net and http unchanged and is also kept as `failure`.
-      if (denied) return callback(this.refuse(denied.address) as unknown as NodeJS.ErrnoException, "");
-      if (options.all) callback(null, addresses);
-      else callback(null, first.address, first.family);
-    });
-  };
+  private readonly lookup = guardedLookup((ip) => this.allowed(ip), (ip) => this.refuse(ip));
 
   /** Defence in depth: the peer actually connected to must also pass. */
   private checkPeer(socket: Socket): void {
@@ -256,7 +246,7 @@ function formatBytes(n: number): string {
   const MiB = 1024 * 1024;
   if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
   if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
+  return countOf(n, "byte");
 }
 
 function parseTarget(raw: string, base?: URL): URL {

@@ -5,6 +5,7 @@ import { BmpError, decodeBmp } from "./bmp-decode.ts";
 import { ConversionError } from "./conversion-error.ts";
 import { writeImagePdf, type PdfImagePage } from "./image-pdf.ts";
 import type { ImageType } from "../domain/formats.ts";
+import { countOf } from "../domain/counts.ts";
 
 /**
  * An image document (jpg, png, tif, gif, bmp, webp) as a PDF of one page per image: every frame
@@ -35,7 +36,7 @@ export async function imageToPdf(input: string, type: ImageType, output: string,
     const meta = await source(0).metadata();
     // Only a TIFF's frames are pages; GIF and WebP frames are an animation.
     const frames = type === "tif" ? (meta.pages ?? 1) : 1;
-    if (frames > opts.maxPages) throw limits(`The image has ${frames} pages; at most ${opts.maxPages} are allowed.`);
+    if (frames > opts.maxPages) throw limits(`The image has ${countOf(frames, "page")}; at most ${countOf(opts.maxPages, "page")} can be published.`);
     async function* pages(): AsyncGenerator<PdfImagePage> {
       for (let page = 0; page < frames; page++) {
         opts.signal?.throwIfAborted();

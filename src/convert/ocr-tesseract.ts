@@ -9,6 +9,7 @@ import { dirname, resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
 import { sandboxView } from "./sandbox.ts";
 import { xmlSafe, type Word } from "./pdf-text.ts";
+import { countOf } from "../domain/counts.ts";
 
 /** A 25 Mpx page needs well under 1 GiB; a limit against hostile images, not a budget. */
 export const TESSERACT_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
@@ -44,7 +45,7 @@ export async function runTesseract(image: string | undefined, args: string[], op
       // A failed read of the image is an empty page to us, not a failed document.
       return run.code === 0 ? run.stdout : "";
     case "timeout":
-      throw new ConversionError("limits", `Text recognition of a page took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`);
+      throw new ConversionError("limits", `Text recognition of a page took longer than the allowed ${countOf(Math.round(opts.timeoutMs / 1000), "second")}.`);
     case "too-long":
       throw new ConversionError("limits", "Text recognition produced more output than a page can hold.");
     case "not-started":

@@ -14,6 +14,7 @@ import { imageFramesForOcr, renderPdfPageForOcr, OCR_MAX_PIXELS, type OcrImage, 
 import { parseOsd, parseTsv, runTesseract, tsvToWords, type TsvPage } from "./ocr-tesseract.ts";
 import type { PageSize } from "./pdf-inspect.ts";
 import type { PageText, Word } from "./pdf-text.ts";
+import { countOf } from "../domain/counts.ts";
 
 export interface OcrOptions {
   /** Tesseract language names, e.g. ["eng", "deu"] (see ocrLanguages). */
@@ -202,7 +203,7 @@ export async function ocrImage(input: string | RawPixels, opts: OcrPagesOptions)
 export function deadlineSignal(ms: number, parent?: AbortSignal): AbortSignal {
   const timeout = AbortSignal.timeout(ms);
   const limit = new AbortController();
-  const onTimeout = () => limit.abort(new ConversionError("limits", `Text recognition took longer than the allowed ${Math.round(ms / 1000)} seconds.`));
+  const onTimeout = () => limit.abort(new ConversionError("limits", `Text recognition took longer than the allowed ${countOf(Math.round(ms / 1000), "second")}.`));
   timeout.addEventListener("abort", onTimeout, { once: true });
   return parent ? AbortSignal.any([limit.signal, parent]) : limit.signal;
 }

@@ -3,18 +3,19 @@
  * other pdf-* modules share. Poppler (GPL) runs as separate processes: that keeps our licence, and
  * lets a hung or runaway parse be killed without taking the service down with it.
  */
-import { runSandboxed } from "./sandboxed-run.ts";
+import { runSandboxed, type RunLimits } from "./sandboxed-run.ts";
 import { stat } from "node:fs/promises";
 import { resolve as absolute } from "node:path";
 import { ConversionError } from "./conversion-error.ts";
 import { sandboxView } from "./sandbox.ts";
+import { countOf } from "../domain/counts.ts";
 
 export interface PdfLimits {
   /** Documents with more pages are refused before anything is rendered (2000). */
   maxPages: number;
   /** Largest pixel area one page may have at the width it is rendered at (e.g. 50e6). */
   maxPagePixels: number;
-  /** Wall-clock limit for each external command; one command handles a batch of pages. */
+  /** Wall-clock limit for each external command; a pdftoppm run over many pages has it for each page. */
   timeoutMs: number;
 }
 
@@ -33,6 +34,8 @@ export interface PopplerRun {
   signal?: AbortSignal;
   /** Receives stdout as text as it arrives, so long outputs need not be held whole. */
   onStdout?: (chunk: string) => void;
+  /** Sees stderr as it arrives; see RunLimits.onStderr in sandboxed-run.ts. */
+  onStderr?: RunLimits["onStderr"];
 }
 
 /** Rendering a page at our largest size needs far less; a limit, not a budget. */
@@ -58,7 +61,7 @@ export async function runPoppler(cmd: string, args: (at: (hostPath: string) => s
       throw popplerFailure(cmd, run.code, run.stderr);
     case "timeout":
     case "too-long":
-      throw new ConversionError("limits", `Processing the PDF took longer than the allowed ${Math.round(opts.timeoutMs / 1000)} seconds.`);
+      throw new ConversionError("limits", `Processing the PDF took longer than the allowed ${countOf(Math.round(opts.timeoutMs / 1000), "second")}.`);
     case "not-started": {
       const missing = run.error.code === "ENOENT";
       throw new ConversionError("internal", missing ? `The PDF tools (poppler-utils, ${cmd}) are not installed.` : `The PDF tool ${cmd} could not be started.`, { cause: run.error });
@@ -121,7 +124,7 @@ export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: Ab
   });
   if (start < 0 || !(pageCount > 0)) throw new ConversionError("corrupt", "The PDF file has no readable pages.", { cause: new Error(out.slice(0, 2000)) });
   if (pageCount > limits.maxPages) {
-    throw new ConversionError("limits", `The PDF has ${pageCount} pages; at most ${limits.maxPages} can be published.`);
+    throw new ConversionError("limits", `The PDF has ${countOf(pageCount, "page")}; at most ${limits.maxPages} can be published.`);
   }
   const sizes: { w: number; h: number; rot: number }[] = [];
   for (const line of lines.slice(start + 1)) {
@@ -154,13 +157,14 @@ export function pixelHeight(page: PageSize, width: number): number {
 }
 
 /** Refuses, before any rendering, a page that would be larger than `maxPagePixels` at `width`. */
-export function assertPixelLimit(pages: PageSize[], width: number, limits: PdfLimits): void {
+/** `firstPage` is the number of `pages[0]` in the document (a page range starts later), for the message. */
+export function assertPixelLimit(pages: PageSize[], width: number, limits: PdfLimits, firstPage = 1): void {
   pages.forEach((p, i) => {
     const h = pixelHeight(p, width);
     if (width * h > limits.maxPagePixels) {
       throw new ConversionError(
         "limits",
-        `Page ${i + 1} is too large to publish: ${width}×${h} pixels at the reading width, more than the ${limits.maxPagePixels.toLocaleString("en-US")} allowed.`,
+        `Page ${firstPage + i} is too large to publish: ${width}×${h} pixels at the reading width, more than the ${limits.maxPagePixels.toLocaleString("en-US")} allowed.`,
       );
     }
   });

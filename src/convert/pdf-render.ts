@@ -1,12 +1,13 @@
 /**
- * Page images and covers. Poppler's pdftoppm rasterizes a batch of pages at the reading width and
- * writes them as JPEG itself, in the same pass; each one is moved into place as the reading-size
- * image, and sharp derives the thumbnail from it (a JPEG shrinks on load, so that costs little).
- * Covers are derived the same way from page 1's reading-size image. Why: bench/convert.ts
- * (`npm run bench -- convert`) and bench/render.ts measured it against rendering to TIFF first.
+ * Page images and covers. Poppler's pdftoppm rasterizes a run of up to RUN_PAGES consecutive pages
+ * at the reading width and writes them as JPEG itself, reporting each finished page (-progress);
+ * each one is moved into place as the reading-size image while poppler draws the next, and sharp
+ * derives the thumbnail from it (a JPEG shrinks on load, so that costs little). Covers are derived
+ * the same way from page 1's reading-size image. Why this shape: docs/scaling.md, "Page rendering
+ * cost" (`npm run bench -- convert` measures it; bench/render.ts compared renderers and encoders).
  */
-import { mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
 import sharp, { type Sharp } from "sharp";
 import { ConversionError } from "./conversion-error.ts";
 import { assertPixelLimit, inspectPdf, runPoppler, type PageSize, type PdfLimits } from "./pdf-inspect.ts";
@@ -23,9 +24,11 @@ export interface RenderedPage {
   bytes: number;
 }
 
-/** Pages per pdftoppm process: its start-up (about 20 ms) is spread over the batch, and a batch is
- *  short enough that `timeoutMs` means something and pages reach `onPage` soon after they exist. */
-export const BATCH_PAGES = 8;
+/** Most pages one pdftoppm process draws. Each process costs a start (about 0.1 s of CPU with its
+ *  sandbox, and every font of the document loaded again): runs of 8 pages spent a third as much CPU
+ *  again as the drawing. Runs are long; the limit only keeps them short enough that processes
+ *  finishing at different times still share the work out. Pages reach `onPage` as each is drawn. */
+export const RUN_PAGES = 128;
 /** Rasterizing processes at once: the 2 cores of our machines; thumbnails overlap with them. */
 export const RENDER_CONCURRENCY = 2;
 
@@ -63,8 +66,8 @@ function scaleArgs(page: PageSize, quarterTurned: boolean, width: number): strin
   return quarterTurned ? ["-r", String((72 * width) / page.width)] : ["-scale-to-x", String(width), "-scale-to-y", "-1"];
 }
 
-/** Batches of at most `size` pages (BATCH_PAGES unless a short document is to be shared out evenly). */
-function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number, first: number, last: number, size = BATCH_PAGES): Batch[] {
+/** Batches of at most `size` consecutive pages over first..last, split where the scaling changes. */
+function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number, first: number, last: number, size: number): Batch[] {
   const batches: Batch[] = [];
   for (let n = first; n <= last; n++) {
     const scale = scaleArgs(pages[n - 1] as PageSize, quarterTurned[n - 1] ?? false, width);
@@ -75,26 +78,45 @@ function planBatches(pages: PageSize[], quarterTurned: boolean[], width: number,
   return batches;
 }
 
+/** Batch length for `count` pages on `processes` processes: an equal share each, in as few rounds
+ *  of at most RUN_PAGES pages as will do, so that the processes finish together. */
+function batchLength(count: number, processes: number): number {
+  const rounds = Math.ceil(count / (processes * RUN_PAGES));
+  return Math.max(1, Math.ceil(count / (processes * rounds)));
+}
+
+/** pdftoppm -progress: "page last-page file" on stderr once a page's file is written. */
+const PROGRESS_LINE = /^(\d+) \d+ \S*\/(p-\d+\.jpg)$/;
+
 /**
  * Rasterizes one batch to JPEG files in `dir`, at most `width` px wide (poppler rounds sizes up, and
- * -W trims the possible extra column rather than resampling, which would blur the text); returns
- * page number → file.
+ * -W trims the possible extra column rather than resampling, which would blur the text), and hands
+ * each page's file to `onPage` as soon as poppler reports it written. `timeoutMs` is the limit on
+ * each page, not on the batch. Throws "corrupt" when a page did not come.
  */
-async function rasterize(pdfPath: string, batch: Batch, width: number, dir: string, timeoutMs: number, signal?: AbortSignal): Promise<Map<number, string>> {
+async function rasterize(pdfPath: string, batch: Batch, width: number, dir: string, limits: PdfLimits, signal: AbortSignal | undefined, onPage: (page: number, file: string) => void): Promise<void> {
   await mkdir(dir);
-  const args = ["-jpeg", "-jpegopt", `quality=${JPEG_QUALITY}`, "-cropbox", ...batch.scale, "-x", "0", "-y", "0", "-W", String(width), "-H", "0"];
+  const args = ["-progress", "-jpeg", "-jpegopt", `quality=${JPEG_QUALITY}`, "-cropbox", ...batch.scale, "-x", "0", "-y", "0", "-W", String(width), "-H", "0"];
+  let expected = batch.first;
+  let partial = "";
   await runPoppler("pdftoppm", (at) => [...args, "-f", String(batch.first), "-l", String(batch.last), at(pdfPath), at(join(dir, "p"))], {
     input: pdfPath,
     outputDir: dir,
-    timeoutMs,
+    timeoutMs: limits.timeoutMs,
     signal,
+    onStderr: (chunk, restartTimeout) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        const m = PROGRESS_LINE.exec(line);
+        // Pages come in order; one poppler skipped would show as a later number, never reported here.
+        if (!m || Number(m[1]) !== expected || expected > batch.last) continue;
+        restartTimeout();
+        onPage(expected++, join(dir, basename(m[2] ?? "")));
+      }
+    },
   });
-  const files = new Map<number, string>();
-  for (const name of await readdir(dir)) {
-    const m = /^p-(\d+)\.jpg$/.exec(name);
-    if (m) files.set(Number(m[1]), join(dir, name));
-  }
-  return files;
+  if (expected <= batch.last) throw new ConversionError("corrupt", `Page ${expected} of the PDF could not be rendered.`);
 }
 
 /**
@@ -130,18 +152,26 @@ async function withScratchDir<T>(parent: string, fn: (dir: string) => Promise<T>
   }
 }
 
+export interface RenderOptions {
+  widths: { thumb: number; read: number };
+  limits: PdfLimits;
+  signal?: AbortSignal;
+  onPage?: (p: RenderedPage) => void;
+  /** How many pdftoppm runs go at once (default RENDER_CONCURRENCY). */
+  processes?: number;
+  /** The pages to render, firstPage..lastPage (default: all); a range outside the document is a RangeError. */
+  firstPage?: number;
+  lastPage?: number;
+}
+
 /**
- * Renders every page at `widths.read` and `widths.thumb` pixels wide into `outDir` (created if
- * needed). `onPage` sees each image as soon as it is written; batches run side by side, so pages
- * arrive in batch order, not strictly in page order. The result is sorted by page, read before thumb.
- * On failure the images already written stay in `outDir` (the caller owns it); scratch files do not.
- * `processes` (default RENDER_CONCURRENCY) is how many pdftoppm runs go at once.
+ * Renders pages firstPage..lastPage (default every page) at `widths.read` and `widths.thumb` pixels
+ * wide into `outDir` (created if needed). `onPage` sees each image as soon as it is written; batches
+ * run side by side, so pages arrive in order within a batch, not overall. The result is sorted by
+ * page, read before thumb. On failure the images already written stay in `outDir` (the caller owns
+ * it); scratch files do not.
  */
-export async function renderPages(
-  pdfPath: string,
-  outDir: string,
-  opts: { widths: { thumb: number; read: number }; limits: PdfLimits; signal?: AbortSignal; onPage?: (p: RenderedPage) => void; processes?: number },
-): Promise<RenderedPage[]> {
+export async function renderPages(pdfPath: string, outDir: string, opts: RenderOptions): Promise<RenderedPage[]> {
   const { widths, limits, signal } = opts;
   // Absolute paths: nothing handed to poppler may start with "-".
   pdfPath = resolve(pdfPath);
@@ -151,11 +181,15 @@ export async function renderPages(
   }
   signal?.throwIfAborted();
   const { pages, quarterTurned } = await inspectPdf(pdfPath, limits, signal);
-  assertPixelLimit(pages, Math.max(widths.read, widths.thumb), limits);
+  const first = opts.firstPage ?? 1;
+  const last = opts.lastPage ?? pages.length;
+  if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last > pages.length || first > last) {
+    throw new RangeError(`pages ${first}..${last} are not within the document's 1..${pages.length}`);
+  }
+  assertPixelLimit(pages.slice(first - 1, last), Math.max(widths.read, widths.thumb), limits, first);
   await mkdir(outDir, { recursive: true });
   const processes = Math.max(1, opts.processes ?? RENDER_CONCURRENCY);
-  // A document shorter than a batch per process is split evenly, so that every process has pages.
-  const batches = planBatches(pages, quarterTurned, widths.read, 1, pages.length, Math.min(BATCH_PAGES, Math.ceil(pages.length / processes)));
+  const batches = planBatches(pages, quarterTurned, widths.read, first, last, batchLength(last - first + 1, processes));
 
   const stop = new AbortController();
   const forward = () => stop.abort(signal?.reason);
@@ -167,42 +201,36 @@ export async function renderPages(
     stop.abort(error);
   };
 
-  const finishBatch = async (batch: Batch, files: Map<number, string>) => {
-    for (let page = batch.first; page <= batch.last; page++) {
-      stop.signal.throwIfAborted();
-      const file = files.get(page);
-      if (!file) throw new ConversionError("corrupt", `Page ${page} of the PDF could not be rendered.`);
-      const readPath = pageFile(outDir, page, "read");
-      const read: RenderedPage = { page, size: "read", path: readPath, ...(await placeExactWidth(file, readPath, widths.read)) };
-      const thumbPath = pageFile(outDir, page, "thumb");
-      const thumb: RenderedPage = { page, size: "thumb", path: thumbPath, ...(await derive(readPath, thumbPath, widths.thumb)) };
-      for (const r of [read, thumb]) {
-        results.push(r);
-        opts.onPage?.(r);
-      }
+  const finishPage = async (page: number, file: string) => {
+    stop.signal.throwIfAborted();
+    const readPath = pageFile(outDir, page, "read");
+    const read: RenderedPage = { page, size: "read", path: readPath, ...(await placeExactWidth(file, readPath, widths.read)) };
+    const thumbPath = pageFile(outDir, page, "thumb");
+    const thumb: RenderedPage = { page, size: "thumb", path: thumbPath, ...(await derive(readPath, thumbPath, widths.thumb)) };
+    for (const r of [read, thumb]) {
+      results.push(r);
+      opts.onPage?.(r);
     }
   };
 
   let next = 0;
   try {
     await withScratchDir(outDir, async (scratch) => {
-      // Each worker keeps one poppler process busy and hands the batch it just rasterized to sharp,
-      // so thumbnails are made while the next batch renders; at most one batch per worker waits.
+      // Each worker keeps one poppler process busy; each page it reports goes to sharp at once, one
+      // page after the other, so thumbnails are made while poppler draws the next pages.
       const worker = async () => {
         let finishing: Promise<void> = Promise.resolve();
         while (!stop.signal.aborted && next < batches.length) {
           const batch = batches[next++] as Batch;
-          let files: Map<number, string>;
           try {
-            files = await rasterize(pdfPath, batch, widths.read, join(scratch, `b${batch.first}`), limits.timeoutMs, stop.signal);
+            await rasterize(pdfPath, batch, widths.read, join(scratch, `b${batch.first}`), limits, stop.signal, (page, file) => {
+              finishing = finishing.then(() => finishPage(page, file)).catch(fail);
+            });
           } catch (error) {
             fail(error);
-            break;
           }
           await finishing;
-          finishing = finishBatch(batch, files).catch(fail);
         }
-        await finishing;
       };
       await Promise.all(Array.from({ length: Math.min(processes, batches.length) }, worker));
     });
@@ -243,8 +271,9 @@ export async function renderCovers(pdfPath: string, outDir: string, limits: PdfL
   assertPixelLimit(pages.slice(0, 1), COVER_WIDTHS.large, limits);
   await mkdir(outDir, { recursive: true });
   return withScratchDir(outDir, async (dir) => {
-    const [batch] = planBatches(pages, quarterTurned, COVER_WIDTHS.large, 1, 1);
-    const file = batch && (await rasterize(pdfPath, batch, COVER_WIDTHS.large, join(dir, "b1"), limits.timeoutMs)).get(1);
+    const [batch] = planBatches(pages, quarterTurned, COVER_WIDTHS.large, 1, 1, 1);
+    let file: string | undefined;
+    if (batch) await rasterize(pdfPath, batch, COVER_WIDTHS.large, join(dir, "b1"), limits, undefined, (_page, f) => (file = f));
     if (!file) throw new ConversionError("corrupt", "The first page of the PDF could not be rendered.");
     const large = await placeExactWidth(file, path("large"), COVER_WIDTHS.large);
     await smaller(path("large"));

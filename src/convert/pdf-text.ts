@@ -150,14 +150,22 @@ class BboxReader {
 /**
  * The words of every page in reading order, with their boxes. Pages without text get an empty entry,
  * so the result always has one entry per page. Scanned pages have no text: no OCR is done here.
+ * `range` limits it to those pages (a split document's page-range job); the document bound then
+ * applies to the range, and is applied again when the ranges are put together.
  */
-export async function extractText(pdfPath: string, limits: PdfLimits, bounds: TextBounds = DEFAULT_TEXT_BOUNDS): Promise<PageText[]> {
+export async function extractText(
+  pdfPath: string,
+  limits: PdfLimits,
+  bounds: TextBounds = DEFAULT_TEXT_BOUNDS,
+  range?: { first: number; last: number },
+): Promise<PageText[]> {
   pdfPath = resolve(pdfPath); // never an argument poppler could take for an option
   const { pageCount, pages } = await inspectPdf(pdfPath, limits);
   const out: PageText[] = [];
   const documentLeft = { chars: bounds.maxDocumentChars };
-  for (let first = 1; first <= pageCount; first += TEXT_BATCH_PAGES) {
-    const last = Math.min(pageCount, first + TEXT_BATCH_PAGES - 1);
+  const end = Math.min(pageCount, range?.last ?? pageCount);
+  for (let first = range?.first ?? 1; first <= end; first += TEXT_BATCH_PAGES) {
+    const last = Math.min(end, first + TEXT_BATCH_PAGES - 1);
     const got: PageText[] = [];
     const reader = new BboxReader(first, pages, got, bounds, documentLeft);
     await runPoppler("pdftotext", (at) => ["-bbox-layout", "-cropbox", "-enc", "UTF-8", "-f", String(first), "-l", String(last), at(pdfPath), "-"], {

@@ -15,6 +15,12 @@ export interface RunLimits {
   onStdout?: (chunk: string) => void;
   /** Collected stdout beyond this many bytes kills the program (`too-long`). */
   maxStdoutBytes?: number;
+  /**
+   * Sees stderr as it arrives (a program's progress reports, e.g. pdftoppm -progress). Calling
+   * `restartTimeout` starts the `timeoutMs` count again: for a program that reports steady progress
+   * through a long task, the limit is then on each step rather than on the whole.
+   */
+  onStderr?: (chunk: string, restartTimeout: () => void) => void;
 }
 
 export type RunOutcome =
@@ -56,10 +62,16 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
         else out.push(d);
       });
     }
+    let timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+    const restartTimeout = () => {
+      if (ended) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+    };
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       if (stderr.length < STDERR_KEEP) stderr += d;
+      limits.onStderr?.(d, restartTimeout);
     });
-    const timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
     const onAbort = () => kill("aborted");
     limits.signal?.addEventListener("abort", onAbort, { once: true });
     child.on("error", (e: NodeJS.ErrnoException) => {

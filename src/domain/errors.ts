@@ -1,6 +1,6 @@
 /**
  * The one catalogue of API error codes, with the exact messages of the interface document (§7)
- * and decisions §9. test/errors.test.ts ties it to the spec text.
+ * and decisions §9. test/domain/errors.test.ts ties it to the spec text.
  */
 export const ERROR_MESSAGES = {
   "009": "Authentication required",

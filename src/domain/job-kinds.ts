@@ -3,13 +3,41 @@
  * and the sweeper enqueue only these, and a worker refuses to start unless it has a handler for
  * each. A new kind (webhook delivery, OCR) is added here and gets its handler in the registry.
  */
-export const JOB_KINDS = ["convert-document"] as const;
+export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery"] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];
 
-/** Converts an uploaded document (P) into its published form (A), or fails it (F). */
+/**
+ * Converts an uploaded document (P) into its published form (A), or fails it (F). A document of
+ * many pages is split into page ranges (CONVERT_PAGES) by it; once the last range is done it runs
+ * again to publish what they made.
+ */
 export const CONVERT_DOCUMENT: JobKind = "convert-document";
+
+/** Posts a document's pending webhook deliveries, oldest first (decisions §12). */
+export const WEBHOOK_DELIVERY: JobKind = "webhook-delivery";
+
+/** Renders, extracts and OCRs one page range of a split document (src/jobs/convert-pages.ts). */
+export const CONVERT_PAGES: JobKind = "convert-pages";
 
 export function isJobKind(kind: string): kind is JobKind {
   return (JOB_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * The page ranges a document of `pageCount` pages is split into, `rangePages` pages each (the last
+ * may be shorter, never shorter than half a range: it is merged into the one before it then, since
+ * a range's fixed cost — fetching the PDF, starting poppler — would be paid for a few pages).
+ */
+export function planPageRanges(pageCount: number, rangePages: number): Array<{ first: number; last: number }> {
+  const size = Math.max(1, Math.floor(rangePages));
+  const ranges: Array<{ first: number; last: number }> = [];
+  for (let first = 1; first <= pageCount; first += size) ranges.push({ first, last: Math.min(pageCount, first + size - 1) });
+  const tail = ranges.at(-1);
+  const before = ranges.at(-2);
+  if (tail && before && tail.last - tail.first + 1 < size / 2) {
+    before.last = tail.last;
+    ranges.pop();
+  }
+  return ranges;
 }

@@ -1,45 +1,24 @@
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { extname, join } from "node:path";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { Logger } from "pino";
 import { blobKeys } from "../blobs/blob-keys.ts";
-import type { BlobStore } from "../blobs/blob-store.ts";
 import { ConversionError } from "../convert/conversion-error.ts";
-import { JobFailure } from "../domain/job-failure.ts";
 import { detectFormat } from "../detect/detect-format.ts";
-import { fetchToFile, type FetchOptions } from "../convert/fetch-url.ts";
+import { fetchToFile } from "../convert/fetch-url.ts";
 import { imageToPdf } from "../convert/image-pages.ts";
-import { recognizePages, type OcrSettings } from "../convert/page-ocr.ts";
-import type { OfficeConverter } from "../convert/office-to-pdf.ts";
 import { textToPdf } from "../convert/text-to-pdf.ts";
 import { conversionRoute, isImageType, isOrgDocType, type OrgDocType } from "../domain/formats.ts";
-import { extractText, inspectPdf, renderCovers, renderPages, summarize, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
-import type { TextBounds } from "../convert/pdf-text.ts";
+import { inspectPdf, summarize } from "../convert/pdf-pages.ts";
 import type { DocumentRecord } from "../domain/document.ts";
-import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
-import { isUniqueViolation } from "../store/documents.ts";
-import type { Store } from "../store/open-store.ts";
+import { planPageRanges } from "../domain/job-kinds.ts";
+import { failDocument, publish, putFile, removeIfDeleted, runPageStep, type ConvertDeps } from "./conversion-steps.ts";
 import type { JobHandler } from "./job-registry.ts";
+import { publishSplit } from "./split-publish.ts";
 
 export { CONVERT_DOCUMENT } from "../domain/job-kinds.ts";
-
-export interface ConvertDeps {
-  store: Store;
-  blobs: BlobStore;
-  office: Pick<OfficeConverter, "convert">;
-  log: Logger;
-  /** Scratch space for one conversion; removed when it ends, whatever happens. */
-  tmpDir: string;
-  fetch: Omit<FetchOptions, "signal">;
-  pdfLimits: PdfLimits;
-  /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
-  textBounds?: TextBounds;
-  pageWidths: { thumb: number; read: number };
-  /** Pages without a usable text layer are read by Tesseract with these settings. */
-  ocr: OcrSettings;
-}
+export type { ConvertDeps } from "./conversion-steps.ts";
 
 /** Plain text beyond this is no document a reader pages through (about 2,000 pages of prose). */
 const MAX_TEXT_BYTES = 8 * 1024 * 1024;
@@ -51,12 +30,19 @@ const FORMAT_MESSAGE = "The file is not a supported document (PDF, an office doc
  * office formats), inspection against the limits, page images, covers, text; then one guarded
  * update to A. Each step writes blobs under the document's private prefix, so a second run
  * overwrites rather than duplicates, and a deleted document is never brought back.
+ *
+ * A document of more pages than `deps.fanout.minPages` is split after its inspection: its page
+ * ranges become jobs of their own (convert-pages.ts) that any worker may take, and this job ends.
+ * The range done last enqueues this kind again, which then publishes what the ranges made.
  */
 export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
   return {
     async run({ job, signal }) {
       const doc = await deps.store.documents.getForConversion(job.documentId);
       if (!doc || doc.state !== "P") return "skipped";
+      const split = await deps.store.pageRanges.getFanout(doc.documentId);
+      // Split already: publish once every range is done; until then the ranges' jobs are at work.
+      if (split) return split.rangesLeft > 0 ? "success" : publishSplit(deps, doc, split, signal);
       const work = await mkdtemp(join(deps.tmpDir, "convert-"));
       try {
         const original = join(work, "original");
@@ -69,43 +55,27 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
         }
         signal.throwIfAborted();
         const { pageCount, pages: sizes } = await inspectPdf(pdf, deps.pdfLimits);
-        // Each image goes to the blob store as soon as it exists, while later pages still render.
-        const uploads: Promise<void>[] = [];
-        const uploaded: string[] = [];
-        const onPage = (p: RenderedPage) => {
-          const key = blobKeys.page(doc.blobId, p.page, p.size, extname(p.path).slice(1));
-          const upload = putFile(deps.blobs, key, p.path).then(() => void uploaded.push(key));
-          upload.catch(() => undefined); // reported by the Promise.all below, not as an unhandled rejection
-          uploads.push(upload);
-        };
-        const rendered = await renderPages(pdf, join(work, "pages"), { widths: deps.pageWidths, limits: deps.pdfLimits, signal, onPage }).catch(async (err: unknown) => {
-          // A document that cannot be rendered whole keeps none of its pages.
-          await Promise.allSettled(uploads);
-          await Promise.allSettled(uploaded.map((key) => deps.blobs.delete(key)));
-          throw err;
-        });
-        await Promise.all(uploads);
-        const covers = await renderCovers(pdf, join(work, "covers"), deps.pdfLimits, rendered.find((p) => p.page === 1 && p.size === "read"));
-        for (const size of ["small", "medium", "large"] as const) {
-          await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(covers[size]).slice(1)), covers[size]);
+        const textLayerIsOurs = type !== "pdf" && conversionRoute(type) !== "image";
+        if (deps.fanout && pageCount > deps.fanout.minPages) {
+          await deps.store.pageRanges.fanOut(
+            {
+              documentId: doc.documentId, accountId: doc.accountId, pageCount, textLayerIsOurs, requestId: job.requestId,
+              pdfKey: type === "pdf" ? blobKeys.original(doc.blobId) : blobKeys.pdf(doc.blobId),
+              ranges: planPageRanges(pageCount, deps.fanout.rangePages),
+            },
+            Date.now(),
+          );
+          return "success";
         }
-        const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds), {
-          ...deps.ocr,
-          documentLanguage: doc.language,
-          sizes,
-          textLayerIsOurs: type !== "pdf" && conversionRoute(type) !== "image",
-          timeoutMs: deps.pdfLimits.timeoutMs,
-          signal,
-          tmpDir: work,
-        });
+        const { text, covers } = await runPageStep(deps, { doc, pdf, sizes, textLayerIsOurs, work, signal });
         await deps.blobs.put(blobKeys.text(doc.blobId), Readable.from([JSON.stringify(text)]));
         signal.throwIfAborted();
         return (await publish(deps, doc, {
           pageCount,
-          coverWidth: covers.width,
-          coverHeight: covers.height,
+          coverWidth: covers?.width ?? 0,
+          coverHeight: covers?.height ?? 0,
           description: doc.descriptionGiven ? undefined : summarize(text),
-        }))
+        }, text))
           ? "success"
           : "skipped";
       } catch (err) {
@@ -118,13 +88,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
     },
 
     async giveUp(job, error) {
-      const known = error instanceof JobFailure;
-      const message = known ? error.message : "An internal error stopped the conversion.";
-      await deps.store.documents.markFailed(job.documentId, known ? error.code : 9, message, Date.now());
-      // What a failed run made (the PDF of an office document, pages, covers) serves nobody now;
-      // the original stays, as the record does.
-      const doc = await deps.store.documents.getForConversion(job.documentId);
-      if (doc?.state === "F") await removeBlobs(deps, doc.blobId, blobKeys.original(doc.blobId));
+      await failDocument(deps, job.documentId, error);
     },
   };
 }
@@ -155,50 +119,4 @@ async function obtainOriginal(deps: ConvertDeps, doc: DocumentRecord, path: stri
     return type;
   }
   return doc.orgDocType;
-}
-
-async function putFile(blobs: BlobStore, key: string, path: string): Promise<void> {
-  await blobs.put(key, createReadStream(path));
-}
-
-/** P -> A, with a name made from the title when the caller gave none (decisions §5). */
-async function publish(
-  deps: ConvertDeps,
-  doc: DocumentRecord,
-  result: { pageCount: number; coverWidth: number; coverHeight: number; description: string | undefined },
-): Promise<boolean> {
-  const now = Date.now();
-  let name: string | undefined;
-  if (!doc.nameGiven) {
-    const base = nameBaseFromTitle(doc.title);
-    if (base !== undefined) {
-      const candidates = nameCandidates(base);
-      const taken = await deps.store.documents.takenNames(doc.accountId, candidates);
-      name = candidates.find((c) => !taken.has(c));
-    }
-  }
-  try {
-    if (await deps.store.documents.markActive(doc.documentId, { ...result, name }, now)) return true;
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    // another document took the name meanwhile: publish under the documentId, which is always free
-    if (await deps.store.documents.markActive(doc.documentId, { ...result, name: undefined }, now)) return true;
-  }
-  // Deleted (or finished) while we worked: what we wrote under its prefix must not outlive it.
-  await removeIfDeleted(deps, doc);
-  return false;
-}
-
-/** When the record is gone, removes every blob under its prefix; answers whether it was gone. */
-async function removeIfDeleted(deps: ConvertDeps, doc: DocumentRecord): Promise<boolean> {
-  if (await deps.store.documents.getForConversion(doc.documentId)) return false;
-  await removeBlobs(deps, doc.blobId);
-  return true;
-}
-
-/** Removes every blob of a document but `keep`. */
-async function removeBlobs(deps: ConvertDeps, blobId: string, keep?: string): Promise<void> {
-  for (const key of await deps.blobs.list(blobKeys.prefix(blobId))) {
-    if (key !== keep) await deps.blobs.delete(key);
-  }
 }

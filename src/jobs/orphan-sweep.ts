@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { blobIdOf, blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import { removeStaleEntries } from "../blobs/stale-entries.ts";
 import type { BlobReferencesRepo } from "../store/blob-references.ts";
@@ -25,8 +26,6 @@ export interface OrphanSweepReport {
   staleTemp: number;
 }
 
-const DOCUMENT_KEY = /^documents\/([^/]+)\//;
-
 /**
  * Removes what crashes leave in the blob store: folders under `documents/<blobId>/` that no
  * document record references (a server killed between storing an upload and committing its record,
@@ -41,8 +40,8 @@ export async function sweepOrphanBlobs(opts: OrphanSweepOptions): Promise<Orphan
   if (!opts.blobs.listWithTimes) return report;
 
   const folders = new Map<string, { keys: string[]; newest: number }>();
-  for (const { key, modifiedAt } of await opts.blobs.listWithTimes("documents/")) {
-    const blobId = DOCUMENT_KEY.exec(key)?.[1];
+  for (const { key, modifiedAt } of await opts.blobs.listWithTimes(blobKeys.root)) {
+    const blobId = blobIdOf(key);
     if (blobId === undefined) continue;
     const folder = folders.get(blobId) ?? { keys: [], newest: 0 };
     folder.keys.push(key);

@@ -33,8 +33,9 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { requeued: 0, failed: 0, overdue: 0 };
 
   for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch)) {
-    if (await documents.markFailed(documentId, FAILURE_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;
+    // Its jobs end first: failing it writes its webhook delivery's job, which must not be ended with them.
     await jobs.failAllFor(documentId, "document overdue", now);
+    if (await documents.markFailed(documentId, FAILURE_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;
   }
   for (const s of await jobs.findStranded(batch)) {
     if (s.hasEndedJob) {

@@ -159,6 +159,51 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return Number(result.numUpdatedRows) > 0;
     },
 
+    /** Sets (or, with null, removes) the web app's password; false when there is no such account. */
+    async setPasswordHash(username: string, passwordHash: string | null): Promise<boolean> {
+      const r = await db.updateTable("accounts").set({ passwordHash }).where("username", "=", username).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** What signing in to the web app checks. */
+    async signInRecord(username: string): Promise<{ id: number; username: string; passwordHash: string | null } | undefined> {
+      return db.selectFrom("accounts").select(["id", "username", "passwordHash"]).where("username", "=", username).executeTakeFirst();
+    },
+
+    async byId(id: number): Promise<{ id: number; username: string } | undefined> {
+      return db.selectFrom("accounts").select(["id", "username"]).where("id", "=", id).executeTakeFirst();
+    },
+
+    /** One account's keys, newest first; never their secrets (those are shown once, when made). */
+    async keysOf(accountId: number): Promise<Array<{ apiKey: string; createdAt: number; revokedAt: number | null }>> {
+      return db
+        .selectFrom("apiKeys")
+        .select(["apiKey", "createdAt", "revokedAt"])
+        .where("accountId", "=", accountId)
+        .orderBy("createdAt", "desc")
+        .orderBy("apiKey")
+        .execute();
+    },
+
+    async addKeyTo(accountId: number, apiKey: string, apiSecret: string, now: number): Promise<void> {
+      await db
+        .insertInto("apiKeys")
+        .values({ apiKey, accountId, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
+        .execute();
+    },
+
+    /** Revokes one of this account's keys; false when it has no such active key (another account's included). */
+    async revokeKeyOf(accountId: number, apiKey: string, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable("apiKeys")
+        .set({ revokedAt: now })
+        .where("apiKey", "=", apiKey)
+        .where("accountId", "=", accountId)
+        .where("revokedAt", "is", null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async list(): Promise<AccountSummary[]> {
       const accounts = await db.selectFrom("accounts").select(["id", "username", "createdAt"]).orderBy("username").execute();
       const keys = await db

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
-import { compareText, type SortOrder } from "./folders.ts";
+import { compareText, type SortOrder } from "./text-order.ts";
 import type { Database } from "./schema.ts";
 
 /** A bookmark as answered (decisions §7), with its document's owner, name and state. */

@@ -1,9 +1,16 @@
-import { sql, type Kysely, type Selectable, type Updateable } from "kysely";
-import type { DocumentRecord } from "../domain/document.ts";
+import { sql, type Kysely, type Updateable } from "kysely";
+import type { Access, DocumentOrigin, DocumentRecord, DocumentState } from "../domain/document.ts";
+import type { OrgDocType, RecordedDocType } from "../domain/formats.ts";
 import type { JobKind } from "../domain/job-kinds.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
+import { fromRow, toRow } from "./document-rows.ts";
 import type { Database, DocumentsTable } from "./schema.ts";
+import { recordDocumentEvent } from "./webhook-deliveries.ts";
+import { searchIndex } from "./search-index.ts";
+
+// Where they were first written; other modules of the store read rows with them.
+export { fromRow, toRow } from "./document-rows.ts";
 
 /** The document fields `svc.documents.list` sorts by (decisions §8), each a column of its own. */
 export const DOCUMENT_SORT_FIELDS = ["publishDate", "title", "name", "documentId", "description", "pageCount", "ep"] as const;
@@ -18,10 +25,10 @@ const TEXT_SORTS: ReadonlySet<DocumentSortField> = new Set(["title", "name", "do
 /** One account's documents, filtered, sorted and paged in SQL. An absent or empty filter matches all. */
 export interface DocumentListQuery {
   accountId: number;
-  access?: string;
-  states?: readonly string[];
-  orgDocTypes?: readonly string[];
-  origins?: readonly string[];
+  access?: Access;
+  states?: readonly DocumentState[];
+  orgDocTypes?: readonly RecordedDocType[];
+  origins?: readonly DocumentOrigin[];
   orgDocName?: string;
   sortBy: DocumentSortField;
   order: "asc" | "desc";
@@ -36,48 +43,41 @@ export type DocumentPatch = Omit<Updateable<DocumentsTable>, "documentId" | "acc
 /** Lookups by name go in chunks well under either dialect's bound on parameters per statement. */
 const NAME_CHUNK = 500;
 
-type Row = Selectable<DocumentsTable>;
-
-export function toRow(d: DocumentRecord): Row {
-  return {
-    documentId: d.documentId, revisionId: d.revisionId, publicationId: d.publicationId, accountId: d.accountId,
-    name: d.name, nameGiven: d.nameGiven ? 1 : 0, title: d.title, description: d.description,
-    descriptionGiven: d.descriptionGiven ? 1 : 0, access: d.access, state: d.state, category: d.category,
-    type: d.type, language: d.language, orgDocType: d.orgDocType, orgDocName: d.orgDocName, origin: d.origin,
-    pageCount: d.pageCount, publishDate: d.publishDate, createdAt: d.createdAt, updatedAt: d.updatedAt,
-    tags: JSON.stringify(d.tags), folderIds: JSON.stringify(d.folderIds), commentsAllowed: d.commentsAllowed ? 1 : 0,
-    ratingsAllowed: d.ratingsAllowed ? 1 : 0, downloadable: d.downloadable ? 1 : 0, explicit: d.explicit ? 1 : 0,
-    infoLink: d.infoLink, soundUrl: d.soundUrl, slurpUrl: d.slurpUrl, coverWidth: d.coverWidth,
-    coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
-    originalSize: d.originalSize,
-  };
+/** What a finished conversion publishes; `name` is made from the title, for a document the caller did not name. */
+export interface ActivationResult {
+  pageCount: number;
+  coverWidth: number;
+  coverHeight: number;
+  description: string | undefined;
+  name: string | undefined;
+  /** Page n's text at index n - 1, for the search index; absent: the fields alone are indexed again. */
+  pageTexts?: readonly string[];
 }
 
-export function fromRow(r: Row & { username: string }): DocumentRecord {
-  return {
-    ...r,
-    nameGiven: r.nameGiven === 1,
-    descriptionGiven: r.descriptionGiven === 1,
-    access: r.access as DocumentRecord["access"],
-    state: r.state as DocumentRecord["state"],
-    orgDocType: r.orgDocType as DocumentRecord["orgDocType"],
-    origin: r.origin as DocumentRecord["origin"],
-    tags: JSON.parse(r.tags) as string[],
-    folderIds: JSON.parse(r.folderIds) as string[],
-    commentsAllowed: r.commentsAllowed === 1,
-    ratingsAllowed: r.ratingsAllowed === 1,
-    downloadable: r.downloadable === 1,
-    explicit: r.explicit === 1,
-  };
+/**
+ * What a write that may collide on the account's document names reports: a race between two
+ * requests for one name is answered as taken, as the check before it would have said.
+ */
+export type DocumentWrite = { ok: true } | { ok: false; reason: "name-taken" | "not-found" };
+
+/** Whole records as they are now in `q` (a transaction): what a change's webhook deliveries carry. */
+async function recordsIn(q: Kysely<Database>, documentIds: string[]): Promise<DocumentRecord[]> {
+  const rows = await q
+    .selectFrom("documents")
+    .innerJoin("accounts", "accounts.id", "documents.accountId")
+    .selectAll("documents")
+    .select("accounts.username")
+    .where("documents.documentId", "in", documentIds)
+    .orderBy("documents.documentId")
+    .execute();
+  return rows.map(fromRow);
 }
 
-/** Names a unique-constraint failure in either dialect, so a race on `name` is answered as taken. */
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string } | null;
-  return e?.code === "23505" || e?.code === "SQLITE_CONSTRAINT_UNIQUE" || e?.code === "SQLITE_CONSTRAINT_PRIMARYKEY";
-}
+/** Changes of these fields are written to the search index too. */
+const INDEXED_FIELDS: ReadonlyArray<keyof DocumentPatch> = ["title", "description", "tags", "language"];
 
-export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "orderableText">) {
+export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "orderableText" | "search" | "isUniqueViolation">) {
+  const index = searchIndex(db, dialect.search);
   /** A whole record with its owner's username, as every read of a document needs it. */
   const selectRecords = () =>
     db.selectFrom("documents").innerJoin("accounts", "accounts.id", "documents.accountId").selectAll("documents").select("accounts.username");
@@ -105,19 +105,63 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     return row ? fromRow(row) : undefined;
   };
 
+  /** The record and its conversion job in one transaction: a crash can never leave one without the other. */
+  const insertRecordAndJob = (doc: DocumentRecord, jobKind: JobKind, requestId: string | undefined) =>
+    db.transaction().execute(async (trx) => {
+      await trx.insertInto("documents").values(toRow(doc)).execute();
+      await index.indexFields(trx, doc.documentId);
+      await trx
+        .insertInto("jobs")
+        .values({
+          kind: jobKind, documentId: doc.documentId, accountId: doc.accountId, state: "queued", attempts: 0, runAt: doc.createdAt,
+          leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt, requestId: requestId ?? null,
+        })
+        .execute();
+    });
+
+  /** P -> A and the bookmarks in the folders the upload named, together (decisions §7). */
+  const activate = (documentId: string, result: ActivationResult, now: number): Promise<boolean> =>
+    db.transaction().execute(async (trx) => {
+      const activated = await trx
+        .updateTable("documents")
+        .set({
+          state: "A",
+          pageCount: result.pageCount,
+          coverWidth: result.coverWidth,
+          coverHeight: result.coverHeight,
+          // An update during conversion may have set them since the worker read the record: the caller's wins.
+          ...(result.description !== undefined
+            ? { description: sql<string>`case when description_given = 1 then description else ${result.description} end` }
+            : {}),
+          ...(result.name !== undefined
+            ? { name: sql<string>`case when name_given = 1 or access <> 'public' then name else ${result.name} end` }
+            : {}),
+          updatedAt: now,
+        })
+        .where("documentId", "=", documentId)
+        .where("state", "=", "P")
+        .returning(["accountId", "title", "description", "folderIds"])
+        .executeTakeFirst();
+      if (!activated) return false;
+      const folderIds = JSON.parse(activated.folderIds) as string[];
+      await bookmarksRepo(trx).addForActivatedDocument(trx, { documentId, ...activated }, folderIds, now);
+      await recordDocumentEvent(trx, { event: "document.active", accountId: activated.accountId, now }, () => recordsIn(trx, [documentId]));
+      // Findable the moment it is A: indexed in the transaction that publishes it.
+      if (result.pageTexts) await index.indexPublished(trx, documentId, result.pageTexts);
+      else await index.indexFields(trx, documentId);
+      return true;
+    });
+
   return {
-    /** The record and its conversion job in one transaction: a crash can never leave one without the other. */
-    async insertWithJob(doc: DocumentRecord, jobKind: JobKind, requestId?: string): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        await trx.insertInto("documents").values(toRow(doc)).execute();
-        await trx
-          .insertInto("jobs")
-          .values({
-            kind: jobKind, documentId: doc.documentId, accountId: doc.accountId, state: "queued", attempts: 0, runAt: doc.createdAt,
-            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt, requestId: requestId ?? null,
-          })
-          .execute();
-      });
+    /** The record and its conversion job; a name another document has meanwhile taken is refused. */
+    async insertWithJob(doc: DocumentRecord, jobKind: JobKind, requestId?: string): Promise<DocumentWrite> {
+      try {
+        await insertRecordAndJob(doc, jobKind, requestId);
+      } catch (err) {
+        if (dialect.isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
+        throw err;
+      }
+      return { ok: true };
     },
 
     /**
@@ -142,7 +186,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     },
 
     /** The fetched original of a URL upload: its real type and size. Only while processing. */
-    async recordFetchedOriginal(documentId: string, orgDocType: string, originalSize: number, now: number): Promise<boolean> {
+    async recordFetchedOriginal(documentId: string, orgDocType: OrgDocType, originalSize: number, now: number): Promise<boolean> {
       const r = await db
         .updateTable("documents")
         .set({ orgDocType, originalSize, updatedAt: now })
@@ -157,49 +201,31 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
      * nothing. A name the caller did not give becomes one made from the title, if still free, and
      * only for a public document: a private one keeps its documentId, which no one can guess
      * (decisions §5). Both are judged here, on the row, so an update during conversion counts.
+     * When another document took the name meanwhile, it is published under its documentId, which
+     * is always free. False when the document is no longer processing (deleted, or done).
      */
-    async markActive(
-      documentId: string,
-      result: { pageCount: number; coverWidth: number; coverHeight: number; description: string | undefined; name: string | undefined },
-      now: number,
-    ): Promise<boolean> {
-      // P -> A and the bookmarks in the folders the upload named, together (decisions §7).
-      return db.transaction().execute(async (trx) => {
-        const activated = await trx
-          .updateTable("documents")
-          .set({
-            state: "A",
-            pageCount: result.pageCount,
-            coverWidth: result.coverWidth,
-            coverHeight: result.coverHeight,
-            // An update during conversion may have set them since the worker read the record: the caller's wins.
-            ...(result.description !== undefined
-              ? { description: sql<string>`case when description_given = 1 then description else ${result.description} end` }
-              : {}),
-            ...(result.name !== undefined
-              ? { name: sql<string>`case when name_given = 1 or access <> 'public' then name else ${result.name} end` }
-              : {}),
-            updatedAt: now,
-          })
-          .where("documentId", "=", documentId)
-          .where("state", "=", "P")
-          .returning(["accountId", "title", "description", "folderIds"])
-          .executeTakeFirst();
-        if (!activated) return false;
-        const folderIds = JSON.parse(activated.folderIds) as string[];
-        await bookmarksRepo(trx).addForActivatedDocument(trx, { documentId, ...activated }, folderIds, now);
-        return true;
-      });
+    async markActive(documentId: string, result: ActivationResult, now: number): Promise<boolean> {
+      try {
+        return await activate(documentId, result, now);
+      } catch (err) {
+        if (result.name === undefined || !dialect.isUniqueViolation(err)) throw err;
+        return activate(documentId, { ...result, name: undefined }, now);
+      }
     },
 
     async markFailed(documentId: string, errorCode: number, errorMessage: string, now: number): Promise<boolean> {
-      const r = await db
-        .updateTable("documents")
-        .set({ state: "F", errorCode, errorMessage, updatedAt: now })
-        .where("documentId", "=", documentId)
-        .where("state", "=", "P")
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+      return db.transaction().execute(async (trx) => {
+        const failed = await trx
+          .updateTable("documents")
+          .set({ state: "F", errorCode, errorMessage, updatedAt: now })
+          .where("documentId", "=", documentId)
+          .where("state", "=", "P")
+          .returning("accountId")
+          .executeTakeFirst();
+        if (!failed) return false;
+        await recordDocumentEvent(trx, { event: "document.failed", accountId: failed.accountId, now }, () => recordsIn(trx, [documentId]));
+        return true;
+      });
     },
 
     /** Which of these names the account already uses, as a name or a documentId (to make a title-derived name unique). */
@@ -245,24 +271,35 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       return (await getByName(accountId, nameOrId)) ?? (await getById(accountId, nameOrId));
     },
 
-    /** Writes the changes of `svc.document.update`; false when the document is gone. */
-    async update(accountId: number, documentId: string, patch: DocumentPatch): Promise<boolean> {
-      const r = await db
-        .updateTable("documents")
-        .set(patch)
-        .where("accountId", "=", accountId)
-        .where("documentId", "=", documentId)
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
+    /** Writes the changes of `svc.document.update`: not found when the document is gone, name taken by a race. */
+    async update(accountId: number, documentId: string, patch: DocumentPatch): Promise<DocumentWrite> {
+      try {
+        return await db.transaction().execute(async (trx): Promise<DocumentWrite> => {
+          const r = await trx
+            .updateTable("documents")
+            .set(patch)
+            .where("accountId", "=", accountId)
+            .where("documentId", "=", documentId)
+            .executeTakeFirst();
+          if (Number(r.numUpdatedRows) !== 1) return { ok: false, reason: "not-found" };
+          // Access and state are read from the row at search time: only indexed fields are written again.
+          if (INDEXED_FIELDS.some((f) => patch[f] !== undefined)) await index.indexFields(trx, documentId);
+          return { ok: true };
+        });
+      } catch (err) {
+        // The whole transaction is gone with the refused name: nothing half-written stays.
+        if (dialect.isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
+        throw err;
+      }
     },
 
     /**
      * Removes the account's documents of these names with their jobs, in one transaction per
-     * chunk (bookmarks and embeds go by cascade). A documentId names its document too (decisions
+     * chunk (bookmarks, embeds and search entries go by cascade). A documentId names its document too (decisions
      * §5), unless another document has it as its name; names of no document of the account are
      * passed over. Answers what was removed, for deleting the blobs under each `blobId`.
      */
-    async deleteByNames(accountId: number, names: readonly string[]): Promise<Array<{ documentId: string; blobId: string }>> {
+    async deleteByNames(accountId: number, names: readonly string[], now: number = Date.now()): Promise<Array<{ documentId: string; blobId: string }>> {
       const removed: Array<{ documentId: string; blobId: string }> = [];
       for (let i = 0; i < names.length; i += NAME_CHUNK) {
         const chunk = names.slice(i, i + NAME_CHUNK);
@@ -281,6 +318,8 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
           if (rows.length === 0) return;
           const ids = rows.map((r) => r.documentId);
           await trx.deleteFrom("jobs").where("documentId", "in", ids).execute();
+          // After the jobs go (the delivery job it writes must stay), before the records do (they are its body).
+          await recordDocumentEvent(trx, { event: "document.deleted", accountId, now }, () => recordsIn(trx, ids));
           await trx.deleteFrom("documents").where("accountId", "=", accountId).where("documentId", "in", ids).execute();
           removed.push(...rows);
         });

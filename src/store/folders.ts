@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
-import { isUniqueViolation } from "./documents.ts";
+import type { StoreDialect } from "./dialects/dialect.ts";
 import type { Database } from "./schema.ts";
+import { compareText, type SortOrder } from "./text-order.ts";
 
 /** A folder as answered (decisions §7): `items` counts the bookmarks a folder listing would show. */
 export interface FolderRecord {
@@ -15,8 +16,6 @@ export interface FolderRecord {
 }
 
 export type FolderSortBy = "name" | "created" | "items";
-export type SortOrder = "asc" | "desc";
-
 export interface ListPage {
   sortBy: FolderSortBy;
   order: SortOrder;
@@ -27,12 +26,7 @@ export interface ListPage {
 /** What a write that may collide on the account's folder names reports. */
 export type FolderWrite = { ok: true; folder: FolderRecord } | { ok: false; reason: "name-taken" | "not-found" };
 
-/** Byte order of UTF-8 (code point order), the same in both dialects, unlike a database collation. */
-export function compareText(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
-export function foldersRepo(db: Kysely<Database>) {
+export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "isUniqueViolation">) {
   /**
    * The account's folders with `items`: bookmarks whose document is active and still visible to
    * the folder's owner (its own, or another account's public one).
@@ -99,7 +93,7 @@ export function foldersRepo(db: Kysely<Database>) {
           .execute();
       } catch (err) {
         // Two requests raced for the same name: the loser's name is taken, as the check would have said.
-        if (isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
+        if (dialect.isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
         throw err;
       }
       return { ok: true, folder: (await get(accountId, folderId))! };
@@ -128,7 +122,7 @@ export function foldersRepo(db: Kysely<Database>) {
           .where("folderId", "=", folderId)
           .execute();
       } catch (err) {
-        if (isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
+        if (dialect.isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
         throw err;
       }
       const folder = await get(accountId, folderId);

@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import type { StoreDialect } from "./dialects/dialect.ts";
+import { backfillSearch } from "./search-backfill.ts";
 
 /** One schema for both dialects; times are epoch ms in bigint, booleans 0/1 integers. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
@@ -152,6 +154,111 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await sql`update jobs set account_id = coalesce((select d.account_id from documents d where d.document_id = jobs.document_id), 0)`.execute(db);
         // The claim walks the accounts with queued work, then takes each one's oldest due job and counts its running ones.
         await db.schema.createIndex("jobs_account_ready").on("jobs").columns(["state", "account_id", "run_at"]).execute();
+      },
+    },
+    "0006_app_sessions": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // The web app's sign-in (decisions §13): a memory-hard hash, null until a password is set.
+        await db.schema.alterTable("accounts").addColumn("password_hash", "text").execute();
+        // Sessions live here, so signing out (or a new password) really ends them. The id is kept
+        // hashed: whoever reads the table cannot take over a session with what they read.
+        await db.schema
+          .createTable("app_sessions")
+          .addColumn("id_hash", "text", (c) => c.primaryKey())
+          .addColumn("account_id", "integer", (c) => c.references("accounts.id").onDelete("cascade"))
+          .addColumn("data", "text", (c) => c.notNull())
+          .addColumn("expires_at", "bigint", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex("app_sessions_account").on("app_sessions").column("account_id").execute();
+        await db.schema.createIndex("app_sessions_expiry").on("app_sessions").column("expires_at").execute();
+        // The key that signs session cookies, one per database so every process sharing it agrees.
+        await db.schema
+          .createTable("app_secrets")
+          .addColumn("name", "text", (c) => c.primaryKey())
+          .addColumn("value", "text", (c) => c.notNull())
+          .execute();
+        await db.insertInto("app_secrets").values({ name: "session_cookie", value: randomBytes(32).toString("base64url") }).execute();
+        // The documents page (and svc.documents.list) sorts an account's documents by publish date, ties
+        // by documentId, one page at a time: with both in the index, no sort of the whole account.
+        const tieBreak = dialect.name === "postgres" ? `document_id collate "C"` : "document_id";
+        await sql.raw(`create index documents_account_publish on documents (account_id, publish_date, ${tieBreak})`).execute(db);
+        },
+      },
+    "0007_search": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // The full-text index (decisions §11), filled with every document's title, tags and description.
+        await dialect.search.migrate(db);
+        await backfillSearch(db, dialect);
+        },
+      },
+    "0008_webhooks": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // decisions §12: one webhook per account, and its deliveries (kept after their document is deleted).
+        await db.schema
+          .createTable("webhooks")
+          .addColumn("account_id", "integer", (c) => c.primaryKey().references("accounts.id").onDelete("cascade"))
+          .addColumn("url", "text", (c) => c.notNull())
+          .addColumn("events", "text", (c) => c.notNull())
+          .addColumn("secret", "text", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable("webhook_deliveries")
+          .addColumn("id", "integer", (c) => dialect.autoId(c))
+          .addColumn("delivery_id", "text", (c) => c.notNull().unique())
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("document_id", "text", (c) => c.notNull())
+          .addColumn("event", "text", (c) => c.notNull())
+          .addColumn("body", "text", (c) => c.notNull())
+          .addColumn("status", "text", (c) => c.notNull())
+          .addColumn("attempts", "integer", (c) => c.notNull())
+          .addColumn("next_attempt_at", "bigint", (c) => c.notNull())
+          .addColumn("lease_owner", "text")
+          .addColumn("lease_until", "bigint")
+          .addColumn("last_error", "text", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("delivered_at", "bigint")
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        // The head of a document's queue (its oldest pending delivery), and an account's history, newest first.
+        await db.schema.createIndex("webhook_deliveries_document").on("webhook_deliveries").columns(["document_id", "status", "id"]).execute();
+        await db.schema.createIndex("webhook_deliveries_account").on("webhook_deliveries").columns(["account_id", "id"]).execute();
+        await db.schema.createIndex("webhook_deliveries_pending").on("webhook_deliveries").columns(["status", "next_attempt_at"]).execute();
+        },
+      },
+    "0009_page_ranges": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // A document split into page-range jobs (src/jobs/convert-pages.ts): what every range needs
+        // to know, and how many ranges are still at work. Gone with the document.
+        await db.schema
+          .createTable("page_fanouts")
+          .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
+          .addColumn("page_count", "integer", (c) => c.notNull())
+          .addColumn("ranges_left", "integer", (c) => c.notNull())
+          .addColumn("pdf_key", "text", (c) => c.notNull())
+          .addColumn("text_layer_is_ours", "integer", (c) => c.notNull())
+          .addColumn("cover_width", "integer", (c) => c.notNull())
+          .addColumn("cover_height", "integer", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .execute();
+        // One row per range: its job, the pages of it already stored (the "being processed" page's
+        // figure), and whether it is done (set once: a range counts towards the document once).
+        await db.schema
+          .createTable("page_ranges")
+          .addColumn("document_id", "text", (c) => c.notNull().references("page_fanouts.document_id").onDelete("cascade"))
+          .addColumn("first_page", "integer", (c) => c.notNull())
+          .addColumn("last_page", "integer", (c) => c.notNull())
+          .addColumn("job_id", "integer", (c) => c.notNull().unique())
+          .addColumn("pages_ready", "integer", (c) => c.notNull())
+          .addColumn("done", "integer", (c) => c.notNull())
+          .addPrimaryKeyConstraint("page_ranges_pk", ["document_id", "first_page"])
+          .execute();
       },
     },
   };

@@ -1,6 +1,8 @@
 import { sql, type Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
+import { blobReferencesRepo } from "./blob-references.ts";
+import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
@@ -8,11 +10,19 @@ import { embedsRepo } from "./embeds.ts";
 import { foldersRepo } from "./folders.ts";
 import { jobsRepo } from "./jobs.ts";
 import { migrateToLatest } from "./migrations.ts";
+import { webhookDeliveriesRepo } from "./webhook-deliveries.ts";
+import { webhooksRepo } from "./webhooks.ts";
+import { pageRangesRepo } from "./page-ranges.ts";
+import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
+import { searchIndex } from "./search-index.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
-  /** For the store's own modules and tests that inspect tables; the rest of the app goes through the repos. */
+  /**
+   * For tests that inspect tables. Nothing in src/ outside src/store/ reads it (the architecture
+   * test checks): the rest of the app goes through the repositories below.
+   */
   readonly db: Kysely<Database>;
   readonly accounts: ReturnType<typeof accountsRepo>;
   readonly documents: ReturnType<typeof documentsRepo>;
@@ -20,6 +30,18 @@ export interface Store {
   readonly bookmarks: ReturnType<typeof bookmarksRepo>;
   readonly embeds: ReturnType<typeof embedsRepo>;
   readonly jobs: ReturnType<typeof jobsRepo>;
+  readonly webhooks: ReturnType<typeof webhooksRepo>;
+  readonly webhookDeliveries: ReturnType<typeof webhookDeliveriesRepo>;
+  /** Full-text search over documents (decisions §11); the index itself is written by `documents`. */
+  readonly search: Pick<ReturnType<typeof searchIndex>, "search">;
+  /** Documents split into page-range jobs, and how far they are. */
+  readonly pageRanges: ReturnType<typeof pageRangesRepo>;
+  /** The reads of the public web pages. */
+  readonly publicPages: ReturnType<typeof publicPagesRepo>;
+  /** Which blob folders a record still owns, for the orphan clean-up. */
+  readonly blobReferences: ReturnType<typeof blobReferencesRepo>;
+  /** The web app's sessions (migration 0006). */
+  readonly appSessions: ReturnType<typeof appSessionsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -32,7 +54,7 @@ export async function openDialect(databaseUrl: string): Promise<StoreDialect> {
   return (await import("./dialects/sqlite.ts")).openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
 }
 
-/** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets at rest; without them secrets are stored as they are. */
+/** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets and webhook secrets at rest; without them secrets are stored as they are. */
 export async function openStore(databaseUrl: string, opts: { secretKeys?: readonly Buffer[] } = {}): Promise<Store> {
   const dialect = await openDialect(databaseUrl);
   try {
@@ -42,15 +64,23 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     throw err;
   }
   const { db } = dialect;
+  const secrets = new SecretBox(opts.secretKeys ?? []);
   return {
     dialect: dialect.name,
     db,
-    accounts: accountsRepo(db, new SecretBox(opts.secretKeys ?? []), dialect.changeEpoch?.bind(dialect)),
+    accounts: accountsRepo(db, secrets, dialect.changeEpoch?.bind(dialect)),
     documents: documentsRepo(db, dialect),
-    folders: foldersRepo(db),
+    folders: foldersRepo(db, dialect),
     bookmarks: bookmarksRepo(db),
     embeds: embedsRepo(db),
     jobs: jobsRepo(db, dialect),
+    webhooks: webhooksRepo(db, secrets),
+    webhookDeliveries: webhookDeliveriesRepo(db),
+    search: searchIndex(db, dialect.search),
+    pageRanges: pageRangesRepo(db),
+    publicPages: publicPagesRepo(db),
+    blobReferences: blobReferencesRepo(db),
+    appSessions: appSessionsRepo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

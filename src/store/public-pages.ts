@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
-import { fromRow } from "./documents.ts";
+import { fromRow } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
 
 /**

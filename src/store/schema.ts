@@ -1,4 +1,6 @@
 import type { ColumnType, Generated } from "kysely";
+import type { Access, DocumentOrigin, DocumentState } from "../domain/document.ts";
+import type { RecordedDocType } from "../domain/formats.ts";
 import type { JobKind } from "../domain/job-kinds.ts";
 
 /** Column types as the application sees them (CamelCasePlugin maps to snake_case in SQL). Booleans are 0/1, times epoch ms. */
@@ -8,6 +10,24 @@ export interface AccountsTable {
   createdAt: number;
   /** Maintained by triggers (migration 0003): never written by the application. */
   documentsVersion: ColumnType<number, never, never>;
+  /** scrypt hash of the web app's password (migration 0006); null: the account cannot sign in to the app. */
+  passwordHash: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface AppSessionsTable {
+  /** SHA-256 of the session id, hex. */
+  idHash: string;
+  /** Null while nobody has signed in with it. */
+  accountId: number | null;
+  /** The session object as JSON. */
+  data: string;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export interface AppSecretsTable {
+  name: string;
+  value: string;
 }
 
 export interface ApiKeysTable {
@@ -28,14 +48,15 @@ export interface DocumentsTable {
   title: string;
   description: string;
   descriptionGiven: number;
-  access: string;
-  state: string;
+  access: Access;
+  state: DocumentState;
   category: string;
   type: string;
   language: string;
-  orgDocType: string;
+  /** "unknown" until a URL upload's original is fetched. */
+  orgDocType: RecordedDocType;
   orgDocName: string;
-  origin: string;
+  origin: DocumentOrigin;
   pageCount: number;
   publishDate: number;
   createdAt: number;
@@ -112,6 +133,63 @@ export interface EmbedsTable {
   updatedAt: number;
 }
 
+/** One webhook per account (migration 0008, decisions §12). */
+export interface WebhooksTable {
+  accountId: number;
+  url: string;
+  /** JSON array of event names. */
+  events: string;
+  /** Sealed like apiSecrets when QUIRE_SECRET_KEY is set (src/domain/secret-box.ts). */
+  secret: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A delivery of one event, written in the transaction of the state change it reports. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  /** The `Quire-Delivery` header: the same on every attempt, so a receiver can drop repeats. */
+  deliveryId: string;
+  accountId: number;
+  /** Not a reference: a `document.deleted` delivery outlives its document. */
+  documentId: string;
+  event: string;
+  body: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: number;
+  /** Who is posting it now, and until when: one attempt at a time, in order per document. */
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  lastError: string;
+  createdAt: number;
+  deliveredAt: number | null;
+  updatedAt: number;
+}
+
+/** A document split into page-range jobs (migration 0009). */
+export interface PageFanoutsTable {
+  documentId: string;
+  pageCount: number;
+  rangesLeft: number;
+  /** The blob the ranges render: the original when it is a PDF, else the PDF made from it. */
+  pdfKey: string;
+  textLayerIsOurs: number;
+  /** Set by the range holding page 1, which renders the covers. */
+  coverWidth: number;
+  coverHeight: number;
+  createdAt: number;
+}
+
+export interface PageRangesTable {
+  documentId: string;
+  firstPage: number;
+  lastPage: number;
+  jobId: number;
+  pagesReady: number;
+  done: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -121,4 +199,10 @@ export interface Database {
   bookmarks: BookmarksTable;
   bookmarkFolders: BookmarkFoldersTable;
   embeds: EmbedsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  pageFanouts: PageFanoutsTable;
+  pageRanges: PageRangesTable;
+  appSessions: AppSessionsTable;
+  appSecrets: AppSecretsTable;
 }

@@ -19,6 +19,8 @@ export interface PageMeta {
   refreshSeconds?: number;
   lang?: string;
   bodyClass?: string;
+  /** oEmbed discovery: the endpoint's absolute addresses for this page (reader pages only). */
+  oembed?: { json: string; xml: string };
 }
 
 /** The document shell every public page shares: one stylesheet, one deferred script, no inline code. */
@@ -43,6 +45,8 @@ ${meta.image !== undefined && html`<meta property="og:image" content="${meta.ima
 <meta name="twitter:title" content="${meta.title}">
 ${description !== undefined && html`<meta name="twitter:description" content="${description}">`}
 ${meta.image !== undefined && html`<meta name="twitter:image" content="${meta.image}">`}`}
+${meta.oembed !== undefined && html`<link rel="alternate" type="application/json+oembed" href="${meta.oembed.json}" title="${meta.title}">
+<link rel="alternate" type="text/xml+oembed" href="${meta.oembed.xml}" title="${meta.title}">`}
 <link rel="icon" href="${assets.icon.url}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.readerCss.url}">
 <script src="${assets.readerJs.url}" defer></script>

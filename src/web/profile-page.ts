@@ -2,7 +2,9 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { coverPath, docPath, profilePath } from "./document-paths.ts";
 import { html } from "./html.ts";
 import { pageLayout } from "./page-layout.ts";
+import { searchForm, searchResults, type SearchResultsView } from "./search-page.ts";
 import type { WebAssets } from "./web-assets.ts";
+import { countOf } from "../domain/counts.ts";
 
 export const PROFILE_PAGE_SIZE = 24;
 
@@ -15,6 +17,8 @@ export interface ProfileView {
   /** Trusted absolute origin, else undefined (the canonical link is then relative). */
   origin: string | undefined;
   assets: WebAssets;
+  /** `/<username>?q=`: the account's documents matching the query, in place of the list. */
+  search?: SearchResultsView;
 }
 
 /** `/<username>`: public, active documents, newest first, paginated (decisions §10). */
@@ -27,7 +31,7 @@ export function profilePage(v: ProfileView) {
     return html`<li class="card"><a href="${docPath(d)}">
 <img src="${coverPath(d, "medium")}" alt="" width="300" height="${Math.round(300 * ratio)}" loading="lazy" decoding="async">
 <span class="card-title">${d.title}</span></a>
-<span class="card-meta">${d.pageCount} pages · <time datetime="${new Date(d.publishDate).toISOString()}">${new Date(d.publishDate).toISOString().slice(0, 10)}</time></span>
+<span class="card-meta">${countOf(d.pageCount, "page")} · <time datetime="${new Date(d.publishDate).toISOString()}">${new Date(d.publishDate).toISOString().slice(0, 10)}</time></span>
 </li>`;
   });
   return pageLayout(
@@ -36,12 +40,14 @@ export function profilePage(v: ProfileView) {
       description: `Documents published by ${v.username}`,
       canonical: (v.origin ?? "") + at(v.page),
       shareUrl: v.origin === undefined ? undefined : v.origin + at(v.page),
+      noindex: v.search !== undefined,
     },
     v.assets,
     html`<main class="profile" id="profile">
 <h1>${v.username}</h1>
-${v.totalCount === 0 ? html`<p>No public documents yet.</p>` : html`<ol class="cards">${items}</ol>`}
-${pages > 1 && html`<nav class="pager" aria-label="Pages of documents">
+${searchForm(here, v.search?.query ?? "", `Search ${v.username}'s documents`)}
+${v.search ? searchResults(v.search) : v.totalCount === 0 ? html`<p>No public documents yet.</p>` : html`<ol class="cards">${items}</ol>`}
+${!v.search && pages > 1 && html`<nav class="pager" aria-label="Pages of documents">
 ${v.page > 1 && html`<a rel="prev" href="${at(v.page - 1)}">Newer</a>`}
 <span>Page ${v.page} of ${pages}</span>
 ${v.page < pages && html`<a rel="next" href="${at(v.page + 1)}">Older</a>`}

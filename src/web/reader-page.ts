@@ -3,11 +3,13 @@ import {
   coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textBasePath,
 } from "./document-paths.ts";
 import { html, safeHttpUrl, trusted, type Html } from "./html.ts";
+import { oembedLinks } from "./oembed.ts";
 import { pageLayout } from "./page-layout.ts";
 import { plainHttpOrigin } from "./public-origin.ts";
 import type { SearchHit } from "./page-text.ts";
 import type { WebAssets } from "./web-assets.ts";
 import { PAGE_WIDTHS } from "../domain/page-images.ts";
+import { countOf } from "../domain/counts.ts";
 
 export interface ReaderView {
   doc: DocumentRecord;
@@ -35,7 +37,8 @@ function pageHeight(doc: DocumentRecord, width: number): number {
   return Math.round(width * ratio);
 }
 
-function shareMeta(v: ReaderView) {
+/** What the reader's page tells search engines and social sites; also the app's sharing preview. */
+export function shareMeta(v: Pick<ReaderView, "doc" | "origin" | "embed">) {
   const { doc } = v;
   return {
     title: `${doc.title} — ${doc.username}`,
@@ -45,6 +48,7 @@ function shareMeta(v: ReaderView) {
     image: v.origin === undefined ? undefined : v.origin + coverPath(doc, "large"),
     noindex: doc.access === "private" || v.embed,
     lang: doc.language || "en",
+    oembed: v.origin === undefined || v.embed ? undefined : oembedLinks(doc, v.origin),
   };
 }
 
@@ -55,7 +59,7 @@ function docHeader(v: ReaderView): Html {
   const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
   return html`<header class="doc-head">
 <h1 class="doc-title">${doc.title}</h1>
-<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${doc.pageCount} pages</p>
+<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
 ${doc.description && html`<p class="doc-description">${doc.description}</p>`}
 ${doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
 <p class="doc-links">
@@ -84,7 +88,7 @@ function searchForm(v: ReaderView): Html {
     ? html``
     : v.hits.length === 0
       ? html`<p>No page contains “${v.query}”.</p>`
-      : html`<p>${v.hits.length} ${v.hits.length === 1 ? "page" : "pages"} with “${v.query}”:</p><ol>${v.hits.map(
+      : html`<p>${countOf(v.hits.length, "page")} with “${v.query}”:</p><ol>${v.hits.map(
           (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a>: ${h.snippet}</li>`,
         )}</ol>`;
   return html`<form class="search" role="search" method="get" data-role="search">
@@ -149,14 +153,33 @@ ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Emb
   );
 }
 
-/** `P`: a page that reloads itself until the document is published (decisions §10). */
-export function processingPage(doc: DocumentRecord, assets: WebAssets): Html {
+/** How far a document split into page ranges is (store/page-ranges.ts); none for a short one. */
+export interface ConversionProgress {
+  pageCount: number;
+  pagesReady: number;
+}
+
+/** "120 of 352 pages ready", with a bar; reader.js keeps both up to date from state.json. */
+function progressFigure(p: ConversionProgress): Html {
+  return html`<div class="progress" data-role="progress">
+<progress max="${p.pageCount}" value="${p.pagesReady}" aria-labelledby="pages-ready"></progress>
+<p id="pages-ready" data-role="pages-ready">${p.pagesReady} of ${p.pageCount} pages ready</p>
+</div>`;
+}
+
+/**
+ * `P`: a page that reloads itself until the document is published (decisions §10), with how many
+ * pages are ready when the document is converted as page ranges. The pages themselves are not
+ * shown before `A`: a document that ends in `F` must never have been published, even in part.
+ */
+export function processingPage(doc: DocumentRecord, assets: WebAssets, progress?: ConversionProgress): Html {
   return pageLayout(
     { title: `${doc.title} — being processed`, noindex: true, refreshSeconds: 10, lang: doc.language || "en" },
     assets,
     html`<main class="state-page" id="state" data-state="P" data-poll="${docPath(doc)}/state.json">
 <h1>${doc.title}</h1>
 <p role="status">This document is being processed. This page refreshes itself when it is ready.</p>
+${progress && progressFigure(progress)}
 <p><a href="${docPath(doc)}">Check again</a></p>
 <p><a href="${profilePath(doc.username)}">More from ${doc.username}</a></p>
 </main>`,

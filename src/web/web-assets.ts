@@ -12,12 +12,22 @@ const SOURCES = [
   { name: "reader", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "reader", ext: "css", contentType: "text/css; charset=utf-8" },
   { name: "icon", ext: "svg", contentType: "image/svg+xml" },
+  // The publisher's app (src/web/app/): its own small script and styles, loaded only by its pages.
+  { name: "app", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app", ext: "css", contentType: "text/css; charset=utf-8" },
+  // Loaded only by the app's upload and sharing pages (progress bars, live embed preview).
+  { name: "app-upload", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-share", ext: "js", contentType: "text/javascript; charset=utf-8" },
 ] as const;
 
 export interface WebAssets {
   readerJs: Asset;
   readerCss: Asset;
   icon: Asset;
+  appJs: Asset;
+  appCss: Asset;
+  appUploadJs: Asset;
+  appShareJs: Asset;
   /** By URL path, for the asset route. */
   byPath: Map<string, Asset>;
 }
@@ -35,5 +45,5 @@ export function loadWebAssets(): WebAssets {
     byPath.set(asset.url, asset);
     return asset;
   });
-  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, byPath };
+  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
 }

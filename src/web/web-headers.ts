@@ -10,7 +10,7 @@ export const IMMUTABLE = "public, max-age=31536000, immutable";
  * embed page may be framed, by anyone; an audio file is the one thing fetched from the address
  * its owner gave.
  */
-export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: string | undefined }): string {
+export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: string | undefined; framesSelf?: boolean }): string {
   // Only ever a plain origin: anything else could carry its own directives into the policy.
   const media = opts.mediaOrigin !== undefined && plainHttpOrigin(opts.mediaOrigin) === opts.mediaOrigin ? opts.mediaOrigin : "'none'";
   return [
@@ -22,11 +22,13 @@ export function contentSecurityPolicy(opts: { frameable: boolean; mediaOrigin?: 
     `media-src ${media}`,
     "base-uri 'none'",
     "form-action 'self'",
+    // Only the app's sharing page frames anything: this site's own embed page, as a preview.
+    ...(opts.framesSelf ? ["frame-src 'self'"] : []),
     `frame-ancestors ${opts.frameable ? "*" : "'none'"}`,
   ].join("; ");
 }
 
-export function setPageHeaders(reply: FastifyReply, opts: { frameable: boolean; mediaOrigin?: string | undefined; noindex?: boolean }): void {
+export function setPageHeaders(reply: FastifyReply, opts: { frameable: boolean; mediaOrigin?: string | undefined; noindex?: boolean; framesSelf?: boolean }): void {
   reply.header("content-security-policy", contentSecurityPolicy(opts));
   if (!opts.frameable) reply.header("x-frame-options", "DENY");
   reply.header("x-content-type-options", "nosniff");

@@ -5,7 +5,6 @@ import type { Config } from "../config.ts";
 import { IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../domain/page-images.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
-import { publicPagesRepo } from "../store/public-pages.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
 import { Answer, AnswerCache, sendAnswer } from "./page-answers.ts";
@@ -13,7 +12,8 @@ import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
-import { isReservedPath } from "./reserved-paths.ts";
+import { publicSearch, registerSearchRoutes, searchQueryOf } from "./search-routes.ts";
+import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
 import { loadWebAssets } from "./web-assets.ts";
 import { IMMUTABLE, sendWithEtag, setPageHeaders } from "./web-headers.ts";
@@ -72,7 +72,7 @@ function positiveInt(v: unknown): number | undefined {
 /** The public pages of decisions §10, as an encapsulated plugin: its hooks never touch the API. */
 export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Promise<void> {
   const assets = loadWebAssets();
-  const repo = publicPagesRepo(deps.store.db);
+  const repo = deps.store.publicPages;
   const readText = documentTextReader(deps.blobs, { maxPageChars: deps.config.textMaxPageChars, maxDocumentChars: deps.config.textMaxDocumentChars });
   const answers = new AnswerCache(ANSWER_CACHE_BYTES);
   const assetAnswers = new Map([...assets.byPath].map(([path, a]) => [path, new Answer(a.body)]));
@@ -95,7 +95,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
    * its title (decisions §5), so that first address keeps finding it.
    */
   const findDoc = async (p: DocParams): Promise<DocumentRecord | undefined> => {
-    if (!isValidUsername(p.username) || isReservedPath(p.username)) return undefined;
+    if (!isValidUsername(p.username) || isReservedUsername(p.username)) return undefined;
     const doc = await repo.documentByAddress(p.username, p.name);
     if (doc || !DOCUMENT_ID_RE.test(p.name)) return doc;
     return repo.documentById(p.username, p.name);
@@ -117,6 +117,8 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
+    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound });
+
     web.get("/robots.txt", async (req, reply) => {
       // A sitemap is named only where its absolute address is known (it is 404 otherwise).
       const base = origin(req);
@@ -134,7 +136,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
 
     web.get<{ Params: { username: string }; Querystring: Query }>("/:username", async (req, reply) => {
       const { username } = req.params;
-      if (!isValidUsername(username) || isReservedPath(username)) return notFound(reply);
+      if (!isValidUsername(username) || isReservedUsername(username)) return notFound(reply);
       const account = await repo.accountByUsername(username);
       if (!account) return notFound(reply);
       const page = positiveInt(req.query.page) ?? 1;
@@ -142,8 +144,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         accountId: account.id, access: "public", states: ["A"], sortBy: "publishDate", order: "desc",
         startIndex: (page - 1) * PROFILE_PAGE_SIZE, pageSize: PROFILE_PAGE_SIZE,
       });
-      setPageHeaders(reply, { frameable: false });
-      const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets });
+      const search = searchQueryOf(req.query).trim() ? await publicSearch(deps.store, req.query, profilePath(account.username), account.id) : undefined;
+      setPageHeaders(reply, { frameable: false, noindex: search !== undefined });
+      const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search });
       return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
     });
 
@@ -158,7 +161,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const noindex = doc.access === "private";
       if (doc.state !== "A") {
         setPageHeaders(reply, { frameable: embed, noindex: true });
-        const body = doc.state === "P" ? processingPage(doc, assets) : failedPage(doc, assets);
+        const body = doc.state === "P" ? processingPage(doc, assets, await deps.store.pageRanges.progress(doc.documentId)) : failedPage(doc, assets);
         return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
       }
       const requested = embed && positiveInt(req.query.embed) !== undefined
@@ -280,7 +283,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     web.get<{ Params: DocParams }>("/:username/docs/:name/state.json", async (req, reply) => {
       const doc = await findDoc(req.params);
       if (!doc) return notFound(reply);
-      return reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff").send({ state: doc.state });
+      // A document converted as page ranges also says how many of its pages are ready.
+      const progress = doc.state === "P" ? await deps.store.pageRanges.progress(doc.documentId) : undefined;
+      return reply.header("cache-control", "no-store").header("x-content-type-options", "nosniff").send({ state: doc.state, ...progress });
     });
 
     web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/text.json", async (req, reply) => {
@@ -291,7 +296,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
 
     // Without this a trailing "/docs" or a typo would reach Fastify's JSON 404.
     web.get<{ Params: { username: string } }>("/:username/docs", async (req, reply) =>
-      isValidUsername(req.params.username) && !isReservedPath(req.params.username)
+      isValidUsername(req.params.username) && !isReservedUsername(req.params.username)
         ? reply.redirect(profilePath(req.params.username), 301)
         : notFound(reply),
     );

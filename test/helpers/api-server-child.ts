@@ -1,14 +1,12 @@
-import { buildApp } from "../../src/app.ts";
+import { startApiRole } from "../../src/api-role.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openServices } from "../../src/services.ts";
 
 /**
- * The API of `quire serve --no-worker` (buildApp over the configured services, without the demo
- * account, logging and metrics), for the crash test that starts and SIGKILLs twenty servers.
+ * The API role of `quire serve --no-worker` (src/api-role.ts over the configured services, without
+ * the demo account or the access log), for the crash test that starts and SIGKILLs twenty servers.
  * Prints the same "Quire listening on <url> " line as `quire serve`.
  */
 const config = loadConfig();
-const { store, blobs } = await openServices(config);
-const app = await buildApp({ deps: { config, store, blobs }, spool: blobs });
-const address = await app.listen({ host: config.host, port: config.port });
+const { address } = await startApiRole({ config, services: await openServices(config), logger: false });
 process.stdout.write(`Quire listening on ${address} (API child)\n`);

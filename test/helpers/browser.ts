@@ -1,5 +1,7 @@
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
+import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import sharp from "sharp";
 
 /** Debian's chromium, never a downloaded browser; no background traffic of its own. */
 export const CHROMIUM_PATH = "/usr/bin/chromium";
@@ -55,4 +57,16 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
   });
   return found.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * With QUIRE_APP_SCREENSHOTS set to a folder (docs/app), writes the page as `<name>.png` there,
+ * from its top, as a small palette PNG: the screenshots of docs/app.md.
+ */
+export async function appScreenshot(page: Page, name: string): Promise<void> {
+  const dir = process.env.QUIRE_APP_SCREENSHOTS;
+  if (!dir) return;
+  await mkdir(dir, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await writeFile(`${dir}/${name}.png`, await sharp(await page.screenshot({ fullPage: false })).png({ palette: true, quality: 80 }).toBuffer());
 }

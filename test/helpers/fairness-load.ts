@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from "./test-server.ts";
 import { startTestWorker, type TestWorker, type TestWorkerOptions } from "./test-worker.ts";
 
 /**
- * Issue 11 item 3's scenario, for test/fairness-accounts.test.ts and `npm run bench -- fairness`:
+ * Issue 11 item 3's scenario, for test/system/fairness-accounts.test.ts and `npm run bench -- fairness`:
  * one account ("hostile") queues URL uploads of a server that trickles a byte now and then and
  * office files that are zip bombs; another ("victim") uploads a one-page PDF.
  */

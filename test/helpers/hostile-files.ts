@@ -1,7 +1,7 @@
 import { crc32, createDeflateRaw } from "node:zlib";
 import { zipOf } from "./zip-writer.ts";
 
-/** Generated hostile inputs for test/hostile-files.test.ts; each is built in memory, in a second or less. */
+/** Generated hostile inputs for test/system/hostile-files.test.ts; each is built in memory, in a second or less. */
 
 /** A zip with these entries (name, data or already-deflated data with its crc and size). */
 function zip(entries: Array<{ name: string; stored: Buffer } | { name: string; deflated: Buffer; crc: number; size: number }>): Buffer {

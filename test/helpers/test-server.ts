@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../../src/app.ts";
+import { startApiRole } from "../../src/api-role.ts";
 import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openServices, type Services } from "../../src/services.ts";
@@ -30,11 +30,10 @@ export async function startTestServer(env: Record<string, string> = {}, override
   const config = loadConfig({ QUIRE_DATA_DIR: dataDir, QUIRE_LOG_LEVEL: "silent", ...env }, overrides);
   const services = await openServices(config);
   const account = await createAccount(services.store, "tester");
-  const app = await buildApp({ deps: { config, store: services.store, blobs: services.blobs }, spool: services.blobs });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  const url = `http://127.0.0.1:${address.port}`;
+  // The API role `quire serve` runs (metrics, health checks), without its access log.
+  const api = await startApiRole({ config, services, listen: { host: "127.0.0.1", port: 0 }, logger: false });
+  const app = api.app;
+  const url = api.address;
   return {
     url,
     uploadUrl: `${url}/upload`,
@@ -51,7 +50,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
       return { documents: Number(d.n), jobs: Number(j.n) };
     },
     async close() {
-      await app.close();
+      await api.close();
       await services.close();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -1,12 +1,11 @@
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import pino from "pino";
+import type { Config } from "../../src/config.ts";
 import type { FetchOptions } from "../../src/convert/fetch-url.ts";
-import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
-import { convertDocumentHandler, CONVERT_DOCUMENT } from "../../src/jobs/convert-document.ts";
-import { startWorker, type RunningWorker } from "../../src/jobs/worker.ts";
+import type { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
+import type { RunningWorker } from "../../src/jobs/worker.ts";
+import { startWorkerRole, type WorkerTimings } from "../../src/worker-role.ts";
 import type { TestServer } from "./test-server.ts";
-import { PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 
 export interface TestWorker {
   worker: RunningWorker;
@@ -33,54 +32,50 @@ export interface TestWorkerOptions {
   startOffice?: boolean;
 }
 
-/** The conversion handler of `quire worker` with the tests' shorter time limits; also used by pdf-worker-child.ts. */
-export function testConvertHandler(opts: {
-  config: Pick<TestServer["config"], "tmpDir" | "maxUploadBytes" | "maxPages" | "ocrLanguages" | "ocrConcurrency" | "textMaxPageChars" | "textMaxDocumentChars">;
-  services: Pick<TestServer["services"], "store" | "blobs">;
-  office: OfficeConverter;
-  log: pino.Logger;
-  allowPrivate: boolean;
-  fetch?: TestWorkerOptions["fetch"];
-}) {
-  const { config, services } = opts;
-  return convertDocumentHandler({
-    store: services.store,
-    blobs: services.blobs,
-    office: opts.office,
-    log: opts.log,
-    tmpDir: config.tmpDir,
-    fetch: { maxBytes: config.maxUploadBytes, allowPrivate: opts.allowPrivate, connectTimeoutMs: 5000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000, ...opts.fetch },
-    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
-    textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-    pageWidths: PAGE_WIDTHS,
-    ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
-  });
-}
+/** The timings of the tests' workers: quick polls and retries, shorter fetch and PDF limits. */
+export const TEST_TIMINGS: WorkerTimings = {
+  pollMs: 50,
+  heartbeatMs: 5_000,
+  retryBaseMs: 100,
+  retryMaxMs: 500,
+  stopGraceMs: 5_000,
+  pdfStepTimeoutMs: 60_000,
+  fetch: { connectTimeoutMs: 5_000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000 },
+};
 
-/** The real conversion worker (LibreOffice, poppler), in this process, against a test server's store and blobs. */
+/**
+ * The worker role of `quire worker` (src/worker-role.ts: same handlers, same job loop, same
+ * metrics hook), in this process, against a test server's store and blobs; without the periodic
+ * sweeps, the sandbox set-up of the process, or an ops port.
+ */
 export async function startTestWorker(server: TestServer, opts: TestWorkerOptions = {}): Promise<TestWorker> {
-  const { config, services } = server;
-  const log = pino({ level: "silent" });
-  const office = new OfficeConverter({ slots: 2, timeoutMs: opts.officeTimeoutMs ?? 20_000, workDir: join(config.tmpDir, "office") });
-  if (opts.startOffice !== false) await office.start();
-  else await mkdir(config.tmpDir, { recursive: true }); // which starting the office would have made
-  const handler = testConvertHandler({ config, services, office, log, allowPrivate: opts.allowPrivate ?? true, fetch: opts.fetch });
-  const worker = startWorker({
-    jobs: services.store.jobs,
-    registry: new Map([[CONVERT_DOCUMENT, handler]]),
-    log,
-    concurrency: opts.concurrency ?? 2,
-    maxRunningPerAccount: opts.maxRunningPerAccount ?? opts.concurrency ?? 2,
+  const concurrency = opts.concurrency ?? 2;
+  const config: Readonly<Config> = {
+    ...server.config,
+    officeSlots: 2,
+    officeTimeoutMs: opts.officeTimeoutMs ?? 20_000,
+    workerConcurrency: concurrency,
+    jobsPerAccount: opts.maxRunningPerAccount ?? concurrency,
     newcomerSlots: opts.newcomerSlots ?? 0,
-    leaseMs: 30_000,
-    heartbeatMs: 5_000,
-    pollMs: 50,
+    jobLeaseMs: 30_000,
     jobTimeoutMs: opts.jobTimeoutMs ?? 120_000,
     maxAttempts: opts.maxAttempts ?? 2,
-    retryBaseMs: opts.retryBaseMs ?? 100,
-    retryMaxMs: opts.retryMaxMs ?? 500,
-    stopGraceMs: 5_000,
+    fetchAllowPrivate: opts.allowPrivate ?? true,
+    metricsPort: undefined,
+  };
+  const timings = { ...TEST_TIMINGS, retryBaseMs: opts.retryBaseMs ?? 100, retryMaxMs: opts.retryMaxMs ?? 500 };
+  const role = await startWorkerRole({
+    config,
+    services: server.services,
+    log: pino({ level: "silent" }),
+    officeDir: join(config.tmpDir, "office"),
+    timings,
+    // No floor on a fetch's speed unless a test asks for one.
+    fetch: { minBytesPerSecond: 0, ...opts.fetch },
+    startOffice: opts.startOffice,
+    sweeps: false,
   });
+  const { worker, office } = role!;
   return {
     worker,
     office,

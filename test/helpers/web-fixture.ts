@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { QuireClient, unwrap, type Params } from "../../src/client/quire-client.ts";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { FIXTURES } from "./paths.ts";
+import { settled } from "./poll.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
 import { startTestWorker, type TestWorker } from "./test-worker.ts";
 
@@ -40,13 +40,7 @@ export async function startWebFixture(env: Record<string, string> = {}): Promise
     server,
     client,
     async publish(file, params = {}) {
-      const id = await upload(file, params);
-      for (let i = 0; i < 1200; i++) {
-        const d = await record(id);
-        if (d.state !== "P") return d;
-        await sleep(50);
-      }
-      throw new Error(`${file} stayed in P`);
+      return settled(server, await upload(file, params), 60_000, 50);
     },
     async stopWorker() {
       await worker?.stop();

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { after } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { PROJECT_ROOT } from "./paths.ts";
 
 /** `quire worker` processes for tests that kill or refuse them. */
@@ -31,12 +30,4 @@ export function startWorker(env: Record<string, string>): Worker {
   child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | string>((resolve) => child.once("exit", (code, sig) => resolve(sig ?? code ?? -1)));
   return { child, out: () => out, exited };
-}
-
-export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }

@@ -5,13 +5,9 @@ import type { Store } from "../../store/open-store.ts";
 import type { Caller } from "../authenticate.ts";
 import type { RequestParams } from "../params.ts";
 import type { Payload } from "../payload.ts";
+import type { SpooledFile } from "../../uploads/upload-reader.ts";
 
-/** A file upload spooled to local disk, not yet in the blob store. */
-export interface SpooledFile {
-  path: string;
-  size: number;
-  fileName: string;
-}
+export type { SpooledFile };
 
 export interface ApiDeps {
   config: Readonly<Config>;

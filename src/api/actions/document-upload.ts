@@ -1,6 +1,5 @@
-import { detectFormat } from "../../detect/detect-format.ts";
-import { titleFromFileName } from "../../domain/document.ts";
-import { invalid, missing } from "../../domain/errors.ts";
+import { missing } from "../../domain/errors.ts";
+import { fileSource } from "../../uploads/upload-sources.ts";
 import type { ActionHandler } from "./action.ts";
 import { createDocument } from "./create-document.ts";
 
@@ -8,18 +7,5 @@ import { createDocument } from "./create-document.ts";
 export const documentUpload: ActionHandler = async (ctx) => {
   const file = ctx.upload;
   if (file === undefined) throw missing("file");
-  const orgDocType = await detectFormat(file.path, { fileName: file.fileName });
-  if (orgDocType === null) throw invalid("file");
-  return createDocument(
-    ctx,
-    {
-      origin: "apiupload",
-      orgDocType,
-      orgDocName: file.fileName,
-      defaultTitle: titleFromFileName(file.fileName),
-      slurpUrl: "",
-      originalSize: file.size,
-    },
-    file.path,
-  );
+  return createDocument(ctx, await fileSource(file), file.path);
 };

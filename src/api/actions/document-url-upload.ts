@@ -1,7 +1,5 @@
-import { docTypeFromUrl, titleFromUrl } from "../../domain/document.ts";
 import { missing } from "../../domain/errors.ts";
-import { docTypeFromExtension } from "../../domain/formats.ts";
-import { parseHttpUrl } from "../../domain/values.ts";
+import { urlSource } from "../../uploads/upload-sources.ts";
 import type { ActionHandler } from "./action.ts";
 import { createDocument } from "./create-document.ts";
 
@@ -9,17 +7,5 @@ import { createDocument } from "./create-document.ts";
 export const documentUrlUpload: ActionHandler = async (ctx) => {
   const slurpUrl = ctx.params.get("slurpUrl");
   if (slurpUrl === undefined) throw missing("slurpUrl");
-  const url = parseHttpUrl("slurpUrl", slurpUrl);
-  return createDocument(
-    ctx,
-    {
-      origin: "apislurp",
-      orgDocType: docTypeFromUrl(url, docTypeFromExtension),
-      orgDocName: slurpUrl,
-      defaultTitle: titleFromUrl(url),
-      slurpUrl,
-      originalSize: 0,
-    },
-    undefined,
-  );
+  return createDocument(ctx, urlSource(slurpUrl), undefined);
 };

@@ -9,7 +9,7 @@ import { optionalAccess, text } from "../../domain/document-options.ts";
 /** Without `documentSortBy` the list is in order of publication (docs/api.md, "Account operations"). */
 export const DEFAULT_DOCUMENT_SORT: DocumentSortField = "publishDate";
 
-const STATES = ["A", "F", "P"] as const;
+export const STATES = ["A", "F", "P"] as const;
 /** The supported formats, and `unknown`: what a URL upload records until its file is fetched (decisions §5). */
 const LISTED_DOC_TYPES = [...ORG_DOC_TYPES, "unknown"] as const;
 const ORIGINS = ["apiupload", "apislurp"] as const;
@@ -17,7 +17,7 @@ const ORIGINS = ["apiupload", "apislurp"] as const;
 const MAX_ORG_DOC_NAME = 2048;
 
 /** The names `responseParams` may keep: every field of a document answer. */
-const DOCUMENT_FIELDS = fieldNamesOf(
+export const DOCUMENT_FIELDS = fieldNamesOf(
   documentView(
     buildNewDocument(
       { documentId: "", revisionId: "", publicationId: "" },

@@ -1,17 +1,15 @@
-import { MAX_DESCRIPTION_LENGTH, text } from "../../domain/document-options.ts";
+import { readFolderFields } from "../../domain/folders.ts";
 import { invalid, missing, QuireError } from "../../domain/errors.ts";
 import { folderView } from "../folder-view.ts";
 import { checkOutputParams } from "../output-format.ts";
 import type { ActionHandler } from "./action.ts";
-import { MAX_FOLDER_NAME_LENGTH } from "./folder-add.ts";
 
 /** `svc.folder.update`: an unknown folder (or another account's) is 201 on folderId; omitted fields stay. */
 export const folderUpdate: ActionHandler = async ({ params, caller, deps, now }) => {
   const folderId = params.get("folderId");
   if (folderId === undefined) throw missing("folderId");
   if (!(await deps.store.folders.get(caller.accountId, folderId))) throw invalid("folderId");
-  const name = text(params.get, "folderName", MAX_FOLDER_NAME_LENGTH);
-  const description = text(params.get, "folderDescription", MAX_DESCRIPTION_LENGTH);
+  const { name, description } = readFolderFields(params.get);
   checkOutputParams(params);
   const written = await deps.store.folders.update(caller.accountId, folderId, { name, description }, now);
   if (!written.ok) throw written.reason === "name-taken" ? new QuireError("261") : invalid("folderId");

@@ -4,6 +4,7 @@ import { documentUpload } from "./document-upload.ts";
 import { documentUrlUpload } from "./document-url-upload.ts";
 import { EMBED_ACTIONS } from "./embed-actions.ts";
 import { FOLDER_ACTIONS } from "./folder-actions.ts";
+import { WEBHOOK_ACTIONS } from "./webhook-actions.ts";
 
 /** Every operation served, by its name without prefix. Names not here are 201 on `action`. */
 export const ACTIONS: ReadonlyMap<string, ActionHandler> = new Map([
@@ -12,6 +13,7 @@ export const ACTIONS: ReadonlyMap<string, ActionHandler> = new Map([
   ...DOCUMENT_ACTIONS,
   ...FOLDER_ACTIONS,
   ...EMBED_ACTIONS,
+  ...WEBHOOK_ACTIONS,
 ]);
 
 /**

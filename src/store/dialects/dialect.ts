@@ -1,5 +1,6 @@
 import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { Database } from "../schema.ts";
+import type { SearchEngine } from "../search-index.ts";
 
 /** The few things that differ between SQLite and PostgreSQL; everything else is written once. */
 export interface StoreDialect {
@@ -30,6 +31,13 @@ export interface StoreDialect {
    * SQLite tells it cheaply; PostgreSQL has no such counter, so it leaves this out.
    */
   changeEpoch?(): number | undefined;
+  /** The full-text engine: FTS5 or PostgreSQL text search (decisions §11). */
+  readonly search: SearchEngine;
+  /**
+   * Whether a driver error is a unique (or primary key) constraint's refusal: the store answers
+   * that as an outcome ("name-taken"), so no other part ever reads a driver's error codes.
+   */
+  isUniqueViolation(err: unknown): boolean;
   /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
   close(): Promise<void>;
 }

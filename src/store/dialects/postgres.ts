@@ -2,8 +2,12 @@ import { CamelCasePlugin, Kysely, sql, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
+import { postgresSearch } from "./postgres-search.ts";
 
 const INT8_OID = 20;
+
+/** SQLSTATE unique_violation, for primary keys and unique indexes alike. */
+const UNIQUE_VIOLATION = "23505";
 
 export function openPostgres(url: string, poolSize = 10): StoreDialect {
   const pool = new pg.Pool({
@@ -22,6 +26,7 @@ export function openPostgres(url: string, poolSize = 10): StoreDialect {
     autoId: (col) => col.primaryKey().generatedByDefaultAsIdentity(),
     orderableText: (column) => sql`${sql.ref(column)} collate "C"`,
     lockForClaim: (qb) => qb.forUpdate().skipLocked() as typeof qb,
+    search: postgresSearch,
     documentsVersionTriggers: () => [
       `create function bump_documents_version() returns trigger language plpgsql as $$
        begin
@@ -32,6 +37,7 @@ export function openPostgres(url: string, poolSize = 10): StoreDialect {
       `create trigger documents_version after insert or update or delete on documents
        for each row execute function bump_documents_version()`,
     ],
+    isUniqueViolation: (err) => (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION,
     close: () => db.destroy(),
   };
 }

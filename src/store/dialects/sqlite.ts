@@ -4,9 +4,13 @@ import SQLite from "better-sqlite3";
 import { CamelCasePlugin, Kysely, sql, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
+import { sqliteSearch } from "./sqlite-search.ts";
 
 /** Distinct SQL texts the app runs are a few hundred at most; more would mean ad-hoc SQL. */
 const CACHED_STATEMENTS = 500;
+
+/** better-sqlite3's extended result codes for a refused unique index and a refused primary key. */
+const UNIQUE_VIOLATIONS: ReadonlySet<unknown> = new Set(["SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
 
 /** What the change epoch needs to hear of the statements this connection runs. */
 interface StatementActivity {
@@ -113,6 +117,7 @@ export function openSqlite(file: string): StoreDialect {
     autoId: (col) => col.primaryKey().autoIncrement(),
     orderableText: (column) => sql`${sql.ref(column)}`,
     lockForClaim: (qb) => qb,
+    search: sqliteSearch,
     documentsVersionTriggers: () =>
       (
         [
@@ -127,6 +132,7 @@ export function openSqlite(file: string): StoreDialect {
       ),
     // Undefined until Kysely has opened the connection (on the first query).
     changeEpoch: () => epoch?.current(),
+    isUniqueViolation: (err) => UNIQUE_VIOLATIONS.has((err as { code?: unknown } | null)?.code),
     close: () => db.destroy(),
   };
 }

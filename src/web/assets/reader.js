@@ -10,7 +10,16 @@
   root.classList.remove("no-js");
   root.classList.add("js");
 
-  // "Being processed": ask for the state now and then, reload once it has changed.
+  // "Being processed": ask for the state now and then, reload once it has changed. A document
+  // converted as page ranges also says how many pages are ready: the figure follows it.
+  const showProgress = (ready, total) => {
+    const bar = document.querySelector("[data-role=progress] progress");
+    const figure = document.querySelector("[data-role=pages-ready]");
+    if (!bar || !figure) return;
+    bar.max = total;
+    bar.value = ready;
+    figure.textContent = `${ready} of ${total} pages ready`;
+  };
   const poll = document.querySelector("[data-poll]");
   if (poll) {
     const timer = setInterval(() => {
@@ -20,6 +29,8 @@
           if (s && s.state !== "P") {
             clearInterval(timer);
             location.reload();
+          } else if (s && Number.isInteger(s.pagesReady) && Number.isInteger(s.pageCount)) {
+            showProgress(s.pagesReady, s.pageCount);
           }
         })
         .catch(() => {});

@@ -1,0 +1,19 @@
+/**
+ * The pipeline's page step on its own, for bench/convert.ts to run in a child process whose whole
+ * process tree's CPU time bench/tree-cpu.py measures:
+ * `tsx bench/page-step.ts PDF OUT_DIR PROCESSES` renders every page at both sizes, then the covers
+ * from page 1, as src/jobs/convert-document.ts does. `tsx bench/page-step.ts --noop` only starts
+ * and loads the same modules: the cost of starting, which the benchmark subtracts.
+ */
+import { join } from "node:path";
+import { renderCovers, renderPages, type PdfLimits } from "../src/convert/pdf-pages.ts";
+import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
+
+export const STEP_LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 };
+
+const [pdf, out, processes] = process.argv.slice(2);
+if (pdf !== "--noop") {
+  if (!pdf || !out || !processes) throw new Error("usage: page-step.ts PDF OUT_DIR PROCESSES | --noop");
+  const made = await renderPages(pdf, join(out, "pages"), { widths: PAGE_WIDTHS, limits: STEP_LIMITS, processes: Number(processes) });
+  await renderCovers(pdf, join(out, "covers"), STEP_LIMITS, made.find((p) => p.page === 1 && p.size === "read"));
+}

@@ -1,0 +1,173 @@
+import { sql, type Kysely, type RawBuilder } from "kysely";
+import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
+import type { Database } from "../schema.ts";
+import { FIELD_WEIGHTS, matchesOf, tagsText, type SearchEngine, type SearchHit, type SearchRequest, type SearchScope } from "../search-index.ts";
+
+/**
+ * PostgreSQL text search (decisions §11). Each document is parsed with the configuration of its
+ * `language` (`quire_<name>`: the built-in one with `unaccent` before stemming, so accents fold
+ * and snippets keep them), `quire_simple` when it has none or the database has no such language.
+ *
+ * `search_documents` holds per document its title, tags and description (`meta`, weights A, B,
+ * C, with positions, for ranking) and `words`: those and the whole text's words without
+ * positions (a whole book's positions would pass the tsvector's bounds), under a GIN index;
+ * `search_pages` each page's text and vector, for the pages that matched, phrases, and snippets
+ * (`ts_headline`). The rank is the title's, tags' and description's: ranking by the text would
+ * read every matching document's whole vector, which a query of a common word cannot afford
+ * (documents that match by their text alone tie, ordered by documentId).
+ */
+
+/** ISO 639-1 codes and the text search configuration PostgreSQL ships for each. */
+const CONFIGS: Record<string, string> = {
+  ar: "arabic", hy: "armenian", eu: "basque", ca: "catalan", da: "danish", nl: "dutch", en: "english", fi: "finnish",
+  fr: "french", de: "german", el: "greek", hi: "hindi", hu: "hungarian", id: "indonesian", ga: "irish", it: "italian",
+  lt: "lithuanian", ne: "nepali", no: "norwegian", nb: "norwegian", nn: "norwegian", pt: "portuguese", ro: "romanian",
+  ru: "russian", sr: "serbian", es: "spanish", sv: "swedish", ta: "tamil", tr: "turkish", yi: "yiddish",
+};
+
+const configName = (language: string) => `quire_${CONFIGS[language] ?? "simple"}`;
+/** The configuration's own when the migration could make it (the server's PostgreSQL has the language), else simple. */
+const configOf = (language: string) => sql`coalesce((select oid::regconfig from pg_ts_config where cfgname = ${configName(language)}), 'quire_simple'::regconfig)`;
+
+// Every word quoted: websearch_to_tsquery then reads no operator (`or`, `-`) from user text.
+const quoted = (p: Phrase) => `"${p.join(" ")}"`;
+/** websearch syntax of the whole query. */
+const exactQuery = (q: SearchQuery) => [...q.required.map(quoted), ...q.excluded.map((p) => `-${quoted(p)}`)].join(" ");
+/** Without phrases (the document's text has no positions): each word of a phrase required, excluded phrases left to `phraseChecks`. */
+const looseQuery = (q: SearchQuery) =>
+  [...q.required.flat().map((w) => quoted([w])), ...q.excluded.filter((p) => p.length === 1).map((p) => `-${quoted(p)}`)].join(" ");
+const anyQuery = (q: SearchQuery) => q.required.map(quoted).join(" or ");
+
+/** A phrase is found in the title, tags, description, or within one page. */
+function phraseFound(p: Phrase): RawBuilder<unknown> {
+  const tsq = sql`websearch_to_tsquery(s.config, ${quoted(p)})`;
+  return sql`(s.meta @@ ${tsq} or exists (select 1 from search_pages p where p.doc_key = s.doc_key and p.tsv @@ ${tsq}))`;
+}
+
+function phraseChecks(q: SearchQuery): RawBuilder<unknown> {
+  const checks = [
+    ...q.required.filter((p) => p.length > 1).map(phraseFound),
+    ...q.excluded.filter((p) => p.length > 1).map((p) => sql`not ${phraseFound(p)}`),
+  ];
+  return checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
+}
+
+function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
+  if (scope.kind === "public") {
+    const account = scope.accountId === undefined ? sql`` : sql` and d.account_id = ${scope.accountId}`;
+    return sql`d.access = 'public' and d.state = 'A'${account}`;
+  }
+  const access = scope.access === undefined ? sql`` : sql` and d.access = ${scope.access}`;
+  const states = scope.states.length ? sql` and d.state in (${sql.join(scope.states.map((s) => sql`${s}`))})` : sql``;
+  return sql`d.account_id = ${scope.accountId}${access}${states}`;
+}
+
+/** Normalisation 32 makes each rank 0..1. Weights are {D, C, B, A}: title A, tags B, description C. */
+const SCORE = sql.join(
+  [
+    sql`${FIELD_WEIGHTS.title} * ts_rank('{0,0,0,1}', s.meta, q.exact, 32)`,
+    sql`${FIELD_WEIGHTS.tags} * ts_rank('{0,0,1,0}', s.meta, q.exact, 32)`,
+    sql`${FIELD_WEIGHTS.description} * ts_rank('{0,1,0,0}', s.meta, q.exact, 32)`,
+  ],
+  sql` + `,
+);
+
+async function pageHits(db: Kysely<Database>, docKey: number, query: string, limit: number): Promise<SearchHit[]> {
+  const rows = await sql<{ page: number; snippet: string }>`
+    select p.page, ts_headline(s.config, p.body, t.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
+      from search_pages p join search_documents s on s.doc_key = p.doc_key
+      cross join lateral (select websearch_to_tsquery(s.config, ${query}) as q) t
+     where p.doc_key = ${docKey} and p.tsv @@ t.q
+     order by ts_rank(p.tsv, t.q) desc, p.page limit ${limit}`.execute(db);
+  return rows.rows.map((r) => ({ page: Number(r.page), snippet: r.snippet }));
+}
+
+export const postgresSearch: SearchEngine = {
+  async migrate(db) {
+    await sql`create extension if not exists unaccent`.execute(db);
+    // quire_<name>: a copy of each built-in configuration with unaccent before its own dictionary.
+    await sql.raw(`do $$
+      declare c text; d text;
+      begin
+        foreach c in array array['simple', ${[...new Set(Object.values(CONFIGS))].map((c) => `'${c}'`).join(", ")}] loop
+          continue when not exists (select 1 from pg_ts_config where cfgname = c);
+          select m.mapdict::regdictionary::text into d from pg_ts_config_map m join pg_ts_config f on f.oid = m.mapcfg
+           where f.cfgname = c and m.maptokentype = (select tokid from ts_token_type('default') where alias = 'word') order by m.mapseqno desc limit 1;
+          execute format('create text search configuration %I (copy = %I)', 'quire_' || c, c);
+          execute format('alter text search configuration %I alter mapping for hword, hword_part, word with unaccent, %s', 'quire_' || c, d);
+        end loop;
+      end $$`).execute(db);
+    await sql`create table search_documents (
+      doc_key bigint generated by default as identity primary key,
+      document_id text not null unique references documents(document_id) on delete cascade,
+      config regconfig not null,
+      meta tsvector not null,
+      words tsvector not null)`.execute(db);
+    await sql`create index search_documents_words on search_documents using gin (words)`.execute(db);
+    await sql`create index search_documents_config on search_documents (config)`.execute(db);
+    await sql`create table search_pages (
+      doc_key bigint not null references search_documents(doc_key) on delete cascade,
+      page integer not null,
+      body text not null,
+      tsv tsvector not null,
+      primary key (doc_key, page))`.execute(db);
+  },
+
+  async index(trx, doc, pages) {
+    const cfg = configOf(doc.language);
+    const before = await sql<{ docKey: number; config: string }>`
+      select doc_key, config::text as config from search_documents where document_id = ${doc.documentId}`.execute(trx);
+    const meta = sql`setweight(to_tsvector(${cfg}, ${doc.title}), 'A') || setweight(to_tsvector(${cfg}, ${tagsText(doc.tags)}), 'B')
+      || setweight(to_tsvector(${cfg}, ${doc.description}), 'C')`;
+    const written = await sql<{ docKey: number; config: string }>`
+      insert into search_documents (document_id, config, meta, words) values (${doc.documentId}, ${cfg}, ${meta}, ''::tsvector)
+      on conflict (document_id) do update set config = excluded.config, meta = excluded.meta
+      returning doc_key, config::text as config`.execute(trx);
+    const { docKey, config } = written.rows[0]!;
+    if (pages !== undefined) {
+      await sql`delete from search_pages where doc_key = ${docKey}`.execute(trx);
+      // eslint-disable-next-line no-control-regex -- PostgreSQL text cannot hold NUL
+      const texts = pages.map((p) => p.replace(/\u0000/g, ""));
+      await sql`insert into search_pages (doc_key, page, body, tsv)
+        select ${docKey}, t.n, t.b, to_tsvector(${config}::regconfig, t.b) from unnest(${texts}::text[]) with ordinality as t(b, n) where t.b <> ''`.execute(trx);
+    } else if (before.rows[0] && before.rows[0].config !== config) {
+      // Another language: its pages are read again with the new configuration.
+      await sql`update search_pages set tsv = to_tsvector(${config}::regconfig, body) where doc_key = ${docKey}`.execute(trx);
+    }
+    // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text is parsed once).
+    await sql`update search_documents set words = meta || coalesce((select array_to_tsvector(array_agg(distinct u.lexeme))
+      from search_pages p cross join lateral unnest(p.tsv) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
+  },
+
+  async search(db, req: SearchRequest) {
+    const configs = (await sql<{ config: string }>`select distinct config::text as config from search_documents`.execute(db)).rows.map((r) => r.config);
+    if (configs.length === 0) return { totalCount: 0, matches: [] };
+    const exact = exactQuery(req.query);
+    const loose = looseQuery(req.query);
+    // Each configuration's queries are constants the planner folds, so the GIN index serves the match.
+    const perConfig = (text: string) =>
+      sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
+    const matching = sql.join(
+      configs.map((c) => sql`(s.config = ${c}::regconfig and s.words @@ websearch_to_tsquery(${c}::regconfig, ${loose}))`),
+      sql` or `,
+    );
+    const from = sql`from search_documents s
+        cross join lateral (select ${perConfig(exact)} as exact) q
+        join documents d on d.document_id = s.document_id
+       where (${matching}) and ${scopeFilter(req.scope)}${phraseChecks(req.query)}`;
+    const rows = (await sql<Record<string, unknown>>`
+      select d.*, (select username from accounts a where a.id = d.account_id) as username, s.doc_key as search_key,
+             ${SCORE} as search_score, count(*) over () as search_total ${from}
+       order by search_score desc, d.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(db)).rows;
+    let totalCount = rows.length ? Number(rows[0]!.searchTotal) : 0;
+    if (rows.length === 0 && req.startIndex > 0) {
+      totalCount = Number((await sql<{ n: number }>`select count(*) as n ${from}`.execute(db)).rows[0]?.n ?? 0);
+    }
+    if (req.pageSize === 0) return { totalCount, matches: [] };
+    const all = exactQuery({ required: req.query.required, excluded: [] });
+    const matches = await matchesOf(rows, req.query.required.length > 1, (key, anyWord) =>
+      pageHits(db, key, anyWord ? anyQuery(req.query) : all, req.maxHits),
+    );
+    return { totalCount, matches };
+  },
+};

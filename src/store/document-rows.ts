@@ -1,0 +1,35 @@
+import type { Selectable } from "kysely";
+import type { DocumentRecord } from "../domain/document.ts";
+import type { DocumentsTable } from "./schema.ts";
+
+type Row = Selectable<DocumentsTable>;
+
+/** A record as its row: lists as JSON text, booleans as 0/1. */
+export function toRow(d: DocumentRecord): Row {
+  return {
+    documentId: d.documentId, revisionId: d.revisionId, publicationId: d.publicationId, accountId: d.accountId,
+    name: d.name, nameGiven: d.nameGiven ? 1 : 0, title: d.title, description: d.description,
+    descriptionGiven: d.descriptionGiven ? 1 : 0, access: d.access, state: d.state, category: d.category,
+    type: d.type, language: d.language, orgDocType: d.orgDocType, orgDocName: d.orgDocName, origin: d.origin,
+    pageCount: d.pageCount, publishDate: d.publishDate, createdAt: d.createdAt, updatedAt: d.updatedAt,
+    tags: JSON.stringify(d.tags), folderIds: JSON.stringify(d.folderIds), commentsAllowed: d.commentsAllowed ? 1 : 0,
+    ratingsAllowed: d.ratingsAllowed ? 1 : 0, downloadable: d.downloadable ? 1 : 0, explicit: d.explicit ? 1 : 0,
+    infoLink: d.infoLink, soundUrl: d.soundUrl, slurpUrl: d.slurpUrl, coverWidth: d.coverWidth,
+    coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
+    originalSize: d.originalSize,
+  };
+}
+
+export function fromRow(r: Row & { username: string }): DocumentRecord {
+  return {
+    ...r,
+    nameGiven: r.nameGiven === 1,
+    descriptionGiven: r.descriptionGiven === 1,
+    tags: JSON.parse(r.tags) as string[],
+    folderIds: JSON.parse(r.folderIds) as string[],
+    commentsAllowed: r.commentsAllowed === 1,
+    ratingsAllowed: r.ratingsAllowed === 1,
+    downloadable: r.downloadable === 1,
+    explicit: r.explicit === 1,
+  };
+}

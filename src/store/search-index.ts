@@ -1,0 +1,122 @@
+import type { Kysely } from "kysely";
+import type { DocumentRecord } from "../domain/document.ts";
+import { isSearchable, type SearchQuery } from "../domain/search-query.ts";
+import { fromRow } from "./document-rows.ts";
+import type { Database } from "./schema.ts";
+
+/**
+ * The full-text index of documents (decisions §11): one entry per document (title, tags,
+ * description and the whole text, for matching and ranking) and one per page (for the pages
+ * that matched and their snippets), kept by each database's own engine (`dialects/*-search.ts`).
+ * Every change is made with the transaction that changes the document, so a document is
+ * findable the moment it is `A`; a deleted document's entries go by cascade in the same statement.
+ */
+
+/** Whose documents a search covers. */
+export type SearchScope =
+  /** `svc.documents.search`: the caller's own documents, any access, in these states. */
+  | { kind: "account"; accountId: number; access?: string; states: readonly string[] }
+  /** The public site: active public documents, of every account or of one. */
+  | { kind: "public"; accountId?: number };
+
+export interface SearchRequest {
+  query: SearchQuery;
+  scope: SearchScope;
+  startIndex: number;
+  /** 0 counts only. */
+  pageSize: number;
+  /** Pages answered per document, at most. */
+  maxHits: number;
+}
+
+export interface SearchHit {
+  page: number;
+  /** A few words around the match, the matched words between `[[` and `]]`. */
+  snippet: string;
+}
+
+export interface SearchMatch {
+  record: DocumentRecord;
+  score: number;
+  hits: SearchHit[];
+}
+
+/**
+ * One result page's rows (a document's columns, its entry's key and score) as matches, each with
+ * the pages that hold every word, or, when none does and there are several words, the pages that
+ * hold any of them (decisions §11). `pageHits` is the engine's own page query.
+ */
+export async function matchesOf(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  severalWords: boolean,
+  pageHits: (key: number, anyWord: boolean) => Promise<SearchHit[]>,
+): Promise<SearchMatch[]> {
+  const matches: SearchMatch[] = [];
+  for (const row of rows) {
+    const { searchKey, searchScore, searchTotal: _total, ...record } = row;
+    const key = Number(searchKey);
+    let hits = await pageHits(key, false);
+    if (hits.length === 0 && severalWords) hits = await pageHits(key, true);
+    matches.push({ record: fromRow(record as Parameters<typeof fromRow>[0]), score: Number(searchScore), hits });
+  }
+  return matches;
+}
+
+/** What one engine (SQLite FTS5, PostgreSQL text search) does; everything else is written once, here. */
+export interface SearchEngine {
+  /** Creates the engine's tables (migration 0007). */
+  migrate(db: Kysely<Database>): Promise<void>;
+  /**
+   * Writes a document's entry from its row as it is now in `trx`: the whole entry when `pages`
+   * (page n's text at index n - 1) is given, else its title, tags and description only, the page
+   * texts kept as they are.
+   */
+  index(trx: Kysely<Database>, doc: IndexedFields, pages: readonly string[] | undefined): Promise<void>;
+  /** One window of the matching documents, best first (ties by documentId), and how many match. */
+  search(db: Kysely<Database>, req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }>;
+}
+
+/** The fields of a document the index holds (besides its text). */
+export interface IndexedFields {
+  documentId: string;
+  title: string;
+  description: string;
+  /** JSON list, as the documents table keeps it. */
+  tags: string;
+  language: string;
+}
+
+/** Tags as indexed text: each tag a field of its own, so a phrase never runs from one tag into the next. */
+export function tagsText(tagsJson: string): string {
+  return (JSON.parse(tagsJson) as string[]).join(" ,\n");
+}
+
+/**
+ * The score of decisions §11 from per-field ranks, each 0..1: any title match outranks any match
+ * elsewhere, tags and description come next, the text last.
+ */
+export const FIELD_WEIGHTS = { title: 100, tags: 10, description: 10, text: 1 } as const;
+
+export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
+  /** Re-reads the row in `trx`, so what is indexed is what was just written. */
+  const indexFromRow = async (trx: Kysely<Database>, documentId: string, pages: readonly string[] | undefined) => {
+    const row = await trx
+      .selectFrom("documents")
+      .select(["documentId", "title", "description", "tags", "language"])
+      .where("documentId", "=", documentId)
+      .executeTakeFirst();
+    if (row) await engine.index(trx, row, pages);
+  };
+  return {
+    /** The whole entry of a document that has just become `A`, in the transaction that made it so. */
+    indexPublished: (trx: Kysely<Database>, documentId: string, pages: readonly string[]) => indexFromRow(trx, documentId, pages),
+    /** Title, tags, description and language after a change (or a new record, without text yet). */
+    indexFields: (trx: Kysely<Database>, documentId: string) => indexFromRow(trx, documentId, undefined),
+    async search(req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }> {
+      if (!isSearchable(req.query)) return { totalCount: 0, matches: [] };
+      return engine.search(db, req);
+    },
+  };
+}
+
+export type SearchIndex = ReturnType<typeof searchIndex>;

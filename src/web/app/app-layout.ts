@@ -1,0 +1,102 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { html, type Html } from "../html.ts";
+import { setPageHeaders } from "../web-headers.ts";
+import type { AppContext, SignedInAccount } from "./app-context.ts";
+
+/** The sections of the header's navigation. */
+export type AppSection = "documents" | "upload" | "folders" | "keys";
+
+export const APP_BASE = "/app";
+
+const NAV: ReadonlyArray<{ section: AppSection; label: string; href: string }> = [
+  { section: "documents", label: "Documents", href: `${APP_BASE}/documents` },
+  { section: "upload", label: "Upload", href: `${APP_BASE}/upload` },
+  { section: "folders", label: "Folders", href: `${APP_BASE}/folders` },
+  { section: "keys", label: "Keys", href: `${APP_BASE}/keys` },
+];
+
+export interface AppPageMeta {
+  title: string;
+  /** The navigation entry marked as the current one. */
+  section?: AppSection;
+  /** Absent on the sign-in page: no navigation then. */
+  account?: SignedInAccount;
+  /** The CSRF token every form on the page sends (see csrfField). */
+  csrf: string;
+  /** The page shows this site's embed page in a frame (the sharing page's preview). */
+  framesSelf?: boolean;
+}
+
+/** The hidden field that carries the CSRF token in a form (the app's check reads `_csrf`). */
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+function header(meta: AppPageMeta): Html {
+  if (!meta.account) return html`<header class="app-head"><span class="app-brand">Quire</span></header>`;
+  return html`<header class="app-head">
+<a class="app-brand" href="${APP_BASE}/documents">Quire</a>
+<nav class="app-nav" aria-label="Main">
+<ul>
+${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
+</ul>
+</nav>
+<form class="app-signout" method="post" action="${APP_BASE}/sign-out">${csrfField(meta.csrf)}
+<span class="app-user">${meta.account.username}</span>
+<button type="submit">Sign out</button>
+</form>
+</header>`;
+}
+
+/**
+ * The shell of every app page: the header with navigation, the page's own body in `<main>`; one
+ * stylesheet and one deferred script, nothing inline (the strict CSP of the public pages). The
+ * CSRF token is also in a meta element, for the scripts' `fetch` changes.
+ */
+export function appLayout(ctx: AppContext, meta: AppPageMeta, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en" class="no-js">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="csrf-token" content="${meta.csrf}">
+<title>${meta.title} · Quire</title>
+<link rel="icon" href="${ctx.assets.icon.url}" type="image/svg+xml">
+<link rel="stylesheet" href="${ctx.assets.appCss.url}">
+<script src="${ctx.assets.appJs.url}" defer></script>
+</head>
+<body class="app">
+<a class="skip" href="#main">Skip to content</a>
+${header(meta)}
+<main id="main" tabindex="-1">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Headers of every app answer: the public pages' strict CSP, never framed, cached or indexed. */
+export function setAppHeaders(reply: FastifyReply, framesSelf = false): void {
+  setPageHeaders(reply, { frameable: false, noindex: true, framesSelf });
+  reply.header("cache-control", "no-store");
+}
+
+/**
+ * Sends a page of the app: `body` gets the page's CSRF token for its forms. Every page goes through
+ * here, so every one has the same headers and layout.
+ */
+export function sendAppPage(
+  ctx: AppContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  meta: Omit<AppPageMeta, "csrf" | "account">,
+  body: (csrf: string) => Html,
+  status = 200,
+) {
+  const csrf = reply.generateCsrf();
+  setAppHeaders(reply, meta.framesSelf ?? false);
+  const page = appLayout(ctx, { ...meta, csrf, ...(req.appAccount ? { account: req.appAccount } : {}) }, body(csrf));
+  return reply.code(status).type("text/html; charset=utf-8").send(page.value);
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { newApiToken } from "../../domain/accounts.ts";
+import { html, type Html } from "../html.ts";
+import { publicOrigin } from "../public-origin.ts";
+import { accountOf, field, type AppContext } from "./app-context.ts";
+import { errorBox, noticeBox } from "./app-errors.ts";
+import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
+import { shortDate } from "./app-words.ts";
+
+const API_KEY_RE = /^[a-z0-9]{32}$/;
+
+/** The addresses a client is configured with (decisions §1). */
+function endpoints(ctx: AppContext, req: FastifyRequest): { normal: string; upload: string; uploadPort?: string } {
+  // Shown only to the signed-in owner, so the request's own Host will do when no public address is set.
+  const origin = publicOrigin(ctx.config, req) ?? `${req.protocol}://${req.host}`;
+  const out: { normal: string; upload: string; uploadPort?: string } = { normal: `${origin}/1_0`, upload: `${origin}/upload/1_0` };
+  if (ctx.config.uploadPort !== undefined) {
+    const u = new URL(origin);
+    u.port = String(ctx.config.uploadPort);
+    out.uploadPort = `${u.origin}/1_0`;
+  }
+  return out;
+}
+
+function copyable(id: string, label: string, value: string): Html {
+  return html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd><dd><button type="button" class="copy" data-copy="${id}">Copy<span class="sr-only"> ${label}</span></button></dd>`;
+}
+
+async function keysView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { created?: { apiKey: string; apiSecret: string }; notice?: string; error?: string; status?: number }) {
+  const account = accountOf(req);
+  const keys = await ctx.store.accounts.keysOf(account.id);
+  const e = endpoints(ctx, req);
+  return sendAppPage(ctx, req, reply, { title: "API keys", section: "keys" }, (csrf) => html`<h1>API keys</h1>
+${noticeBox(opts.notice)}
+${errorBox(opts.error)}
+${opts.created && html`<section class="secret" aria-labelledby="new-key">
+<h2 id="new-key" tabindex="-1">Your new key</h2>
+<p><strong>Copy the secret now: it is shown only this once.</strong> Keep it where only your programs can read it.</p>
+<dl>
+${copyable("new-api-key", "apiKey", opts.created.apiKey)}
+${copyable("new-api-secret", "apiSecret", opts.created.apiSecret)}
+</dl>
+</section>`}
+<form method="post" action="${APP_BASE}/keys" class="add-key">${csrfField(csrf)}<button type="submit" class="primary">Add a key</button></form>
+<h2>Your keys</h2>
+${keys.length === 0
+    ? html`<p>No key yet.</p>`
+    : html`<table class="keys">
+<thead><tr><th scope="col">apiKey</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+<tbody>
+${keys.map((k) => html`<tr>
+<td><code>${k.apiKey}</code></td>
+<td>${shortDate(k.createdAt)}</td>
+<td>${k.revokedAt === null ? "Active" : `Revoked ${shortDate(k.revokedAt)}`}</td>
+<td>${k.revokedAt === null && html`<form method="post" action="${APP_BASE}/keys/revoke" data-confirm="Revoke this key? Programs using it stop working at once.">${csrfField(csrf)}<input type="hidden" name="apiKey" value="${k.apiKey}"><button type="submit" class="danger">Revoke<span class="sr-only"> key ${k.apiKey}</span></button></form>`}</td>
+</tr>`)}
+</tbody>
+</table>`}
+<h2>Settings for your programs</h2>
+<dl class="settings">
+<dt>Endpoint</dt><dd><code>${e.normal}</code></dd>
+<dt>Upload endpoint</dt><dd><code>${e.upload}</code>${e.uploadPort !== undefined && html` or <code>${e.uploadPort}</code>`}</dd>
+<dt>Action prefix</dt><dd>${ctx.config.actionPrefixes.map((p, i) => html`${i > 0 ? ", " : ""}<code>${p}</code>`)} (as in <code>${ctx.config.actionPrefixes[0] ?? "svc"}.documents.list</code>)</dd>
+<dt>Username</dt><dd><code>${account.username}</code></dd>
+<dt>Signature</dt><dd>MD5 of the apiSecret followed by every parameter but <code>signature</code> and <code>file</code>, sorted by name, each as name then value.</dd>
+</dl>`, opts.status ?? 200);
+}
+
+/** The account's API keys (issue 14 item 6): list, add (the secret shown once), revoke. */
+export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void {
+  scope.get("/keys", async (req, reply) => keysView(ctx, req, reply, { notice: field(req.query, "done") === "revoked" ? "The key was revoked." : undefined }));
+
+  scope.post("/keys", async (req, reply) => {
+    const apiKey = newApiToken();
+    const apiSecret = newApiToken();
+    await ctx.store.accounts.addKeyTo(accountOf(req).id, apiKey, apiSecret, Date.now());
+    // Answered here, never stored in a session or an address: the only time the secret is shown.
+    return keysView(ctx, req, reply, { created: { apiKey, apiSecret }, status: 201 });
+  });
+
+  scope.post("/keys/revoke", async (req, reply) => {
+    const apiKey = field(req.body, "apiKey") ?? "";
+    // Only the account's own active key: another account's key is as if it did not exist.
+    const revoked = API_KEY_RE.test(apiKey) && (await ctx.store.accounts.revokeKeyOf(accountOf(req).id, apiKey, Date.now()));
+    if (!revoked) return keysView(ctx, req, reply, { error: "This key does not exist or is revoked already.", status: 404 });
+    return reply.redirect(`${APP_BASE}/keys?done=revoked`, 303);
+  });
+}

@@ -1,0 +1,173 @@
+import { mkdir } from "node:fs/promises";
+import type { Logger } from "pino";
+import type { Config } from "./config.ts";
+import type { FetchOptions } from "./convert/fetch-url.ts";
+import { OfficeConverter } from "./convert/office-to-pdf.ts";
+import { PAGE_WIDTHS } from "./domain/page-images.ts";
+import { conversionHandlers } from "./jobs/conversion-handlers.ts";
+import { CONVERT_DOCUMENT } from "./jobs/convert-document.ts";
+import type { JobRegistry } from "./jobs/job-registry.ts";
+import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
+import { sweep } from "./jobs/sweeper.ts";
+import { sweepWebhookDeliveries, webhookDeliveryHandler, webhookDeliverySettings, WEBHOOK_DELIVERY } from "./jobs/webhook-delivery.ts";
+import { startWorker, type RunningWorker } from "./jobs/worker.ts";
+import { officeCheck } from "./ops/converter-check.ts";
+import { jobMetricsHook } from "./ops/job-metrics.ts";
+import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
+import { startOpsServer } from "./ops/ops-server.ts";
+import type { Services } from "./services.ts";
+
+/**
+ * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
+ * so the wiring they exercise is the one that ships. The process around it (signals, the sandbox,
+ * the office folder it claims) is `src/cli/worker-command.ts`'s.
+ */
+
+/** How often and how long the worker waits. Tests shorten them; they never change what a job does. */
+export interface WorkerTimings {
+  pollMs: number;
+  /** Lease renewals; by default a quarter of the lease (QUIRE_JOB_LEASE_SECONDS). */
+  heartbeatMs?: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  stopGraceMs: number;
+  /** Whole of one PDF inspection or rendering step. */
+  pdfStepTimeoutMs: number;
+  /** Fetching a URL upload's original: per hop, idle, and (by default QUIRE_FETCH_TIMEOUT_SECONDS) in all. */
+  fetch: { connectTimeoutMs: number; idleTimeoutMs: number; totalTimeoutMs?: number };
+}
+
+/** Finished webhook deliveries are listed (`svc.webhook.deliveries`) for this long, then forgotten. */
+const WEBHOOK_HISTORY_MS = 30 * 86_400_000;
+
+export const PRODUCTION_TIMINGS: Readonly<WorkerTimings> = {
+  pollMs: 500,
+  retryBaseMs: 5_000,
+  retryMaxMs: 300_000,
+  stopGraceMs: 30_000,
+  pdfStepTimeoutMs: 120_000,
+  fetch: { connectTimeoutMs: 10_000, idleTimeoutMs: 30_000 },
+};
+
+export interface WorkerRoleOptions {
+  config: Readonly<Config>;
+  services: Pick<Services, "store" | "blobs" | "checkBlobs">;
+  log: Logger;
+  /** LibreOffice's profiles and scratch (`quire worker` claims one under QUIRE_TMP_DIR). */
+  officeDir: string;
+  timings?: Readonly<WorkerTimings>;
+  /** Replaces fetch settings the configuration gives (a test's address check, a small maxBytes). */
+  fetch?: Partial<Omit<FetchOptions, "signal">>;
+  /** false: LibreOffice is not started (PDF-only tests; an office document then fails). */
+  startOffice?: boolean;
+  /** The periodic sweeps (overdue documents, orphan blobs); off in tests that look at the store. */
+  sweeps?: boolean;
+  /** Hears of each thing started, as soon as it is, so a stop during the start still closes it. */
+  onStarted?: (close: () => Promise<void>) => void;
+  /** Asked between the steps of the start: true stops starting (a signal came). */
+  stopping?: () => boolean;
+}
+
+export interface RunningWorkerRole {
+  worker: RunningWorker;
+  office: OfficeConverter;
+  /** Where the worker answers health checks and metrics (QUIRE_METRICS_PORT), when configured. */
+  opsPort?: number;
+}
+
+/** One handler for every job kind of src/domain/job-kinds.ts (startWorker refuses to start otherwise). */
+export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" | "log" | "timings" | "fetch"> & { office: OfficeConverter }): JobRegistry {
+  const { config, services } = opts;
+  const timings = opts.timings ?? PRODUCTION_TIMINGS;
+  const registry = conversionHandlers({
+    store: services.store,
+    blobs: services.blobs,
+    office: opts.office,
+    log: opts.log,
+    tmpDir: config.tmpDir,
+    fetch: {
+      maxBytes: config.maxUploadBytes,
+      allowPrivate: config.fetchAllowPrivate,
+      connectTimeoutMs: timings.fetch.connectTimeoutMs,
+      idleTimeoutMs: timings.fetch.idleTimeoutMs,
+      totalTimeoutMs: timings.fetch.totalTimeoutMs ?? config.fetchTimeoutMs,
+      minBytesPerSecond: config.fetchMinBytesPerSecond,
+      ...opts.fetch,
+    },
+    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
+    textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
+    pageWidths: PAGE_WIDTHS,
+    ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
+    renderProcesses: config.renderProcesses,
+    fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
+  });
+  registry.set(WEBHOOK_DELIVERY, webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }));
+  return registry;
+}
+
+/** LibreOffice, the job loop with its metrics, the sweeps and the ops port, as the configuration says. */
+export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningWorkerRole | undefined> {
+  const { config, services, log } = opts;
+  const timings = opts.timings ?? PRODUCTION_TIMINGS;
+  const started = opts.onStarted ?? (() => {});
+  await mkdir(config.tmpDir, { recursive: true }); // every conversion's scratch folder is made in it
+  const office = new OfficeConverter({ slots: config.officeSlots, timeoutMs: config.officeTimeoutMs, restartEvery: config.officeRestartEvery, workDir: opts.officeDir });
+  started(() => office.close());
+  if (opts.startOffice !== false) await office.start();
+  if (opts.stopping?.()) return undefined;
+
+  const metrics = createMetrics({ role: "worker" });
+  registerQueueGauges(metrics, services.store.jobs);
+  const worker = startWorker({
+    jobs: services.store.jobs,
+    registry: jobRegistry({ ...opts, office }),
+    log,
+    concurrency: config.workerConcurrency,
+    maxRunningPerAccount: config.jobsPerAccount,
+    newcomerSlots: config.newcomerSlots,
+    leaseMs: config.jobLeaseMs,
+    heartbeatMs: timings.heartbeatMs ?? Math.max(500, Math.floor(config.jobLeaseMs / 4)),
+    pollMs: timings.pollMs,
+    jobTimeoutMs: config.jobTimeoutMs,
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: timings.retryBaseMs,
+    retryMaxMs: timings.retryMaxMs,
+    stopGraceMs: timings.stopGraceMs,
+    onRunEnd: jobMetricsHook(metrics, async (id) => (await services.store.documents.getForConversion(id))?.orgDocType),
+  });
+  started(() => worker.stop());
+  if (opts.sweeps !== false) started(startSweeps(opts));
+
+  let opsPort: number | undefined;
+  if (config.metricsPort !== undefined) {
+    const checks = { store: () => services.store.ping(), blobs: services.checkBlobs, converter: officeCheck(office) };
+    const ops = await startOpsServer({ host: config.host, port: config.metricsPort, checks, metrics });
+    started(() => ops.close());
+    opsPort = ops.port;
+  }
+  return { worker, office, opsPort };
+}
+
+/** Overdue documents failed, orphan blobs removed: once now, then periodically; answers how to stop them. */
+function startSweeps({ config, services, log }: WorkerRoleOptions): () => Promise<void> {
+  const sweepOnce = () =>
+    Promise.all([
+      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs }),
+      sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
+    ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
+  void sweepOnce();
+  const sweeper = setInterval(sweepOnce, 60_000);
+  // Never shorter than one conversion may run: its scratch folder and blobs are in use until then.
+  const orphanGraceMs = Math.max(config.orphanGraceMs, config.jobTimeoutMs);
+  const orphanSweepOnce = () =>
+    sweepOrphanBlobs({ blobs: services.blobs, references: services.store.blobReferences, log, graceMs: orphanGraceMs, scratchDir: config.tmpDir }).catch(
+      (err: unknown) => log.error({ err }, "orphan clean-up failed"),
+    );
+  void orphanSweepOnce();
+  // Crashes are rare and the grace period long: a few passes per grace period are plenty.
+  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(orphanGraceMs / 4, 15 * 60_000));
+  return async () => {
+    clearInterval(sweeper);
+    clearInterval(orphanSweeper);
+  };
+}

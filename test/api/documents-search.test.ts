@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { XMLParser } from "fast-xml-parser";
+import { readAnswer, readList } from "../helpers/api-answers.ts";
+import { callerOf, type Caller, call, refused } from "../helpers/api-client.ts";
+import { accountIdOf, otherCaller } from "../helpers/api-seed.ts";
+import { fillerPage, newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+/** `svc.documents.search` (decisions §11) against a real server, in XML and JSON. */
+
+let server: TestServer;
+let c: Caller;
+let other: Caller & { accountId: number };
+
+before(async () => {
+  server = await startTestServer();
+  c = callerOf(server);
+  const me = { accountId: await accountIdOf(server, c), username: "tester" };
+  other = await otherCaller(server, "other");
+  const store = server.services.store;
+  const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
+  pages[36] = "The xylophone appears on this page alone.";
+  await publishWithText(store, newSearchDoc(me.accountId, me.username, { title: "Annual report", name: "annual-report", nameGiven: true }), pages);
+  await publishWithText(store, newSearchDoc(me.accountId, me.username, { title: "Xylophone care", access: "private" }), ["Tuning & <cleaning>."]);
+  await publishWithText(store, newSearchDoc(other.accountId, "other", { title: "Xylophone for sale" }), ["xylophone"]);
+});
+after(() => server.close());
+
+test("JSON: ranked documents with score and hits (page and snippet)", async () => {
+  const r = readList(await call(c, "documents.search", { q: "xylophone" }), "json");
+  assert.equal(r.totalCount, 2, "another account's documents are never searched");
+  assert.deepEqual(r.docs.map((d) => d.title), ["Xylophone care", "Annual report"], "a title match first");
+  const [first, second] = r.docs as Array<{ score: number; hits: Array<{ page: number; snippet: string }> }>;
+  assert.ok(first!.score > second!.score && second!.score >= 0);
+  assert.deepEqual(second!.hits.map((h) => h.page), [37]);
+  assert.match(second!.hits[0]!.snippet, /\[\[xylophone\]\]/);
+  assert.deepEqual(Object.keys(r.docs[0]!).slice(-2), ["score", "hits"]);
+});
+
+test("XML: hits/hit@page@snippet", async () => {
+  const res = await call(c, "documents.search", { q: "xylophone", access: "public" }, "xml");
+  assert.equal(readAnswer(res, "xml").stat, "ok");
+  const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (n) => n === "document" || n === "hit" }).parse(res.body) as {
+    rsp: { result: { totalCount: string; document: Array<{ title: string; score: string; hits: { hit: Array<{ page: string; snippet: string }> } }> } };
+  };
+  const docs = parsed.rsp.result.document;
+  assert.deepEqual(docs.map((d) => d.title), ["Annual report"]);
+  assert.equal(docs[0]!.hits.hit[0]!.page, "37");
+  assert.match(docs[0]!.hits.hit[0]!.snippet, /\[\[xylophone\]\]/);
+  assert.match(res.body, /<hits><hit page="37" snippet="[^"]*\[\[xylophone\]\][^"]*"\/><\/hits>/);
+});
+
+test("responseParams keeps the named fields, score and hits included", async () => {
+  const r = readList(await call(c, "documents.search", { q: "xylophone", responseParams: "title,score,hits" }), "json");
+  assert.deepEqual(Object.keys(r.docs[0]!), ["title", "score", "hits"]);
+});
+
+test("paging and counts", async () => {
+  const r = readList(await call(c, "documents.search", { q: "xylophone", pageSize: "1", startIndex: "1" }), "json");
+  assert.equal(r.totalCount, 2);
+  assert.equal(r.more, false);
+  assert.deepEqual(r.docs.map((d) => d.title), ["Annual report"]);
+  const counts = readList(await call(c, "documents.search", { q: "xylophone", pageSize: "0" }), "json");
+  assert.equal(counts.totalCount, 2);
+  assert.deepEqual(counts.docs, []);
+});
+
+test("errors: q missing or too long, bad filters, unknown responseParams", async () => {
+  await refused(c, "documents.search", {}, "200", "q");
+  await refused(c, "documents.search", { q: "x".repeat(501) }, "201", "q");
+  await refused(c, "documents.search", { q: "a", access: "secret" }, "201", "access");
+  await refused(c, "documents.search", { q: "a", documentStates: "A,X" }, "201", "documentStates");
+  await refused(c, "documents.search", { q: "a", pageSize: "101" }, "201", "pageSize");
+  await refused(c, "documents.search", { q: "a", responseParams: "title,secret" }, "201", "responseParams");
+  await refused(c, "documents.search", { q: "a", format: "yaml" }, "201", "format", "xml");
+  readList(await call(c, "documents.search", { q: "x".repeat(500) }), "json");
+});
+
+test("hostile queries are words, never operators or SQL", async () => {
+  for (const q of ['"', "-", "' or 1=1 --", "NEAR(a b)", "a* OR b", "title:x", "\u202e", "<script>"]) {
+    readList(await call(c, "documents.search", { q }), "json");
+  }
+});

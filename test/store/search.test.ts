@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { parseSearchQuery } from "../../src/domain/search-query.ts";
+import type { Store } from "../../src/store/open-store.ts";
+import type { SearchScope } from "../../src/store/search-index.ts";
+import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { fillerPage, newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+
+/** The full-text index on SQLite FTS5 and PostgreSQL text search alike (decisions §11). */
+
+const pgSkip = await postgresUnavailable();
+
+for (const dialect of DIALECTS) {
+  const skip = dialect.name === "postgres" ? pgSkip : undefined;
+  describe(`search index on ${dialect.name}`, { skip }, () => {
+    let store: Store;
+    let drop: () => Promise<void>;
+    let alice: number;
+    let bob: number;
+    const ids: Record<string, string> = {};
+
+    const search = async (q: string, scope?: Partial<SearchScope>) => {
+      const full = (scope?.kind === "public" ? scope : { kind: "account", accountId: alice, states: ["A"], ...scope }) as SearchScope;
+      return store.search.search({ query: parseSearchQuery(q), scope: full, startIndex: 0, pageSize: 100, maxHits: 5 });
+    };
+    const titles = async (q: string, scope?: Partial<SearchScope>) => (await search(q, scope)).matches.map((m) => m.record.title);
+
+    before(async () => {
+      ({ store, drop } = await dialect.open());
+      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
+      const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
+      pages[36] = "Only this page mentions the xylophone orchestra, tuned for the spring concert.";
+      ids.long = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Annual report" }), pages)).documentId;
+      ids.titled = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Lighthouse keepers", tags: ["coast"] }), [
+        "A short note about nothing much.",
+      ])).documentId;
+      ids.body = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Maritime notes" }), [
+        "The lighthouse stood on the rock. Every lighthouse keeper kept a log of ships.",
+        "Tuesday: the keeper wrote about the café crème served at the harbour.",
+      ])).documentId;
+      ids.private = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Secret plans", access: "private" }), [
+        "The lighthouse treasure map is hidden here.",
+      ])).documentId;
+      ids.bob = (await publishWithText(store, newSearchDoc(bob, "bob", { title: "Bob's lighthouse" }), ["Lighthouse photos."])).documentId;
+      const pending = newSearchDoc(alice, "alice", { title: "Lighthouse draft", state: "P" });
+      await store.documents.insertWithJob(pending, "convert-document");
+      ids.pending = pending.documentId;
+    });
+    after(async () => drop());
+
+    test("a word only in page 37's text finds page 37 with its snippet", async () => {
+      const { matches, totalCount } = await search("xylophone");
+      assert.equal(totalCount, 1);
+      assert.equal(matches[0]!.record.documentId, ids.long);
+      assert.deepEqual(matches[0]!.hits.map((h) => h.page), [37]);
+      assert.match(matches[0]!.hits[0]!.snippet, /\[\[xylophone\]\]/i);
+    });
+
+    test("words must all be found; phrases keep their order; exclusions remove", async () => {
+      assert.deepEqual(await titles("xylophone spring"), ["Annual report"]);
+      assert.deepEqual(await titles("xylophone autumn"), []);
+      assert.deepEqual(await titles('"xylophone orchestra"'), ["Annual report"]);
+      assert.deepEqual(await titles('"orchestra xylophone"'), []);
+      assert.deepEqual((await titles("lighthouse")).sort(), ["Lighthouse keepers", "Maritime notes", "Secret plans"]);
+      assert.deepEqual(await titles("lighthouse -rock -treasure"), ["Lighthouse keepers"]);
+      assert.deepEqual(await titles('lighthouse -"keeper wrote" -"treasure map"'), ["Lighthouse keepers"]);
+      assert.deepEqual(await titles("-lighthouse"), [], "exclusions alone find nothing");
+    });
+
+    test("case and accents do not matter, either way", async () => {
+      for (const q of ["cafe creme", "CAFÉ CRÈME", "Café", '"cafe creme"']) assert.deepEqual(await titles(q), ["Maritime notes"], q);
+    });
+
+    test("a title match ranks before a text match", async () => {
+      const { matches } = await search("lighthouse", { access: "public" });
+      assert.deepEqual(matches.map((m) => m.record.title), ["Lighthouse keepers", "Maritime notes"]);
+      assert.ok(matches[0]!.score > matches[1]!.score);
+      assert.deepEqual(matches[1]!.hits.map((h) => h.page), [1]);
+      assert.deepEqual(await titles("coast"), ["Lighthouse keepers"], "tags are searched");
+    });
+
+    test("scopes: own documents only, private ones absent from public search, states as asked", async () => {
+      assert.ok(!(await titles("lighthouse")).includes("Bob's lighthouse"));
+      assert.ok((await titles("treasure")).includes("Secret plans"), "the owner finds a private document");
+      assert.deepEqual(await titles("treasure", { access: "public" }), []);
+      assert.deepEqual(await titles("treasure", { kind: "public" }), []);
+      assert.deepEqual((await titles("lighthouse", { kind: "public" })).sort(), ["Bob's lighthouse", "Lighthouse keepers", "Maritime notes"]);
+      assert.deepEqual(await titles("lighthouse", { kind: "public", accountId: bob }), ["Bob's lighthouse"]);
+      assert.deepEqual(await titles("draft"), []);
+      assert.deepEqual(await titles("draft", { states: ["P"] }), ["Lighthouse draft"]);
+    });
+
+    test("an update is searchable at once; making a document private hides it from public search", async () => {
+      await store.documents.update(alice, ids.titled!, { title: "Harbour keepers", updatedAt: Date.now() });
+      assert.deepEqual(await titles("harbour", { kind: "public" }), ["Harbour keepers", "Maritime notes"]);
+      await store.documents.update(alice, ids.titled!, { access: "private", updatedAt: Date.now() });
+      assert.deepEqual(await titles("harbour", { kind: "public" }), ["Maritime notes"]);
+      assert.deepEqual(await titles("harbour"), ["Harbour keepers", "Maritime notes"]);
+    });
+
+    test("a deleted document is gone at once, its pages with it", async () => {
+      await store.documents.deleteByNames(alice, [ids.long!]);
+      assert.deepEqual(await titles("xylophone"), []);
+    });
+
+    test("paging: startIndex and pageSize window the ranked list; totalCount counts all", async () => {
+      const all = await search("lighthouse", { kind: "public" });
+      const second = await store.search.search({
+        query: parseSearchQuery("lighthouse"), scope: { kind: "public" }, startIndex: 1, pageSize: 1, maxHits: 5,
+      });
+      assert.equal(second.totalCount, all.totalCount);
+      assert.deepEqual(second.matches.map((m) => m.record.documentId), [all.matches[1]!.record.documentId]);
+      const beyond = await store.search.search({ query: parseSearchQuery("lighthouse"), scope: { kind: "public" }, startIndex: 50, pageSize: 1, maxHits: 5 });
+      assert.equal(beyond.totalCount, all.totalCount);
+      assert.deepEqual(beyond.matches, []);
+    });
+
+    test("hostile queries are only words to the engines", async () => {
+      for (const q of ['"', "-", "NEAR(a b)", "a* OR b", "' or 1=1 --", "lighthouse:*", "col:lighthouse", "(((", "\u0000", "title:x"]) {
+        await search(q); // must not throw
+      }
+      assert.deepEqual(await titles("lighthouse OR xyzzy"), [], "OR is a word here, not an operator");
+    });
+  });
+}
