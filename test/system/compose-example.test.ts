@@ -15,6 +15,7 @@ import { loadConfig } from "../../src/config.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { sample } from "../helpers/metrics-text.ts";
 import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
+import { until } from "../helpers/poll.ts";
 import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
 
 /**
@@ -344,8 +345,14 @@ test("compose.yaml run on stand-ins: api and worker on PostgreSQL and S3, one PD
   assert.deepEqual([workerReady.status, await workerReady.json()], [200, { status: "ok", checks: { store: "ok", blobs: "ok", converter: "ok" } }]);
   const apiMetrics = await (await fetch(`${apiBase}/metrics`)).text();
   assert.equal(sample(apiMetrics, "quire_api_requests_total", { action: "document.upload", code: "ok" }), 1);
-  const workerMetrics = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
-  assert.equal(sample(workerMetrics, "quire_jobs_finished_total", { outcome: "success" }), 1);
+  // The run is counted once its job is done, a moment after the document turned A in the same run.
+  let finished: number | undefined;
+  await until(async () => {
+    const workerMetrics = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
+    finished = sample(workerMetrics, "quire_jobs_finished_total", { outcome: "success" });
+    return finished !== undefined;
+  }, 10_000, "the worker to count its finished run", 100);
+  assert.equal(finished, 1);
 
   // docker compose stop: SIGTERM, then SIGKILL after stop_grace_period; both must be gone before it.
   const stops = await Promise.all(
