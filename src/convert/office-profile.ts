@@ -1,5 +1,6 @@
+import { readFileSync, realpathSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 /**
@@ -21,7 +22,7 @@ import { pathToFileURL } from "node:url";
 interface Setting {
   path: string;
   name: string;
-  value: boolean | number;
+  value: boolean | number | string;
 }
 
 export const PROFILE_SETTINGS: readonly Setting[] = [
@@ -57,6 +58,32 @@ export const PROFILE_SETTINGS: readonly Setting[] = [
   { path: "/org.openoffice.Office.Update/Update", name: "Enabled", value: false },
 ];
 
+/**
+ * The installation's own version ("7.4"), from its registry; undefined when it cannot be read.
+ * soffice compares it with ooSetupLastVersion at every start and, while the profile's is older or
+ * missing, runs its graphics render tests (about 4 s of CPU, drawing 4096-pixel bitmaps). A headless
+ * soffice never records the version itself, so without the seed below every slot start, restart
+ * and recovery after a crash would pay for them (utl::isProductVersionUpgraded, desktop/app.cxx).
+ */
+export function installedOfficeVersion(soffice = "/usr/bin/soffice"): string | undefined {
+  try {
+    // /usr/bin/soffice links to <install>/program/soffice; the registry is <install>/share/registry.
+    const registry = readFileSync(join(dirname(realpathSync(soffice)), "..", "share", "registry", "main.xcd"), "utf8");
+    return /oor:name="ooSetupVersion">\s*<value>(\d+\.\d+)<\/value>/.exec(registry)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+let officeVersion: string | undefined | null = null;
+
+/** PROFILE_SETTINGS, plus the version seed when the installation says which version it is. */
+function profileSettings(): readonly Setting[] {
+  if (officeVersion === null) officeVersion = installedOfficeVersion();
+  if (officeVersion === undefined) return PROFILE_SETTINGS;
+  return [...PROFILE_SETTINGS, { path: "/org.openoffice.Setup/Product", name: "ooSetupLastVersion", value: officeVersion }];
+}
+
 function xcu(settings: readonly Setting[]): string {
   const items = settings.map(
     (s) =>
@@ -81,7 +108,7 @@ export async function prepareProfile(dir: string): Promise<string> {
   await mkdir(user, { recursive: true });
   const target = join(user, "registrymodifications.xcu");
   const tmp = `${target}.${process.pid}.tmp`;
-  await writeFile(tmp, xcu(PROFILE_SETTINGS));
+  await writeFile(tmp, xcu(profileSettings()));
   await rename(tmp, target);
   return pathToFileURL(dir).href;
 }

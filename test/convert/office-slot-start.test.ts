@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { installedOfficeVersion } from "../../src/convert/office-profile.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 
@@ -46,4 +48,23 @@ test("a converter none of whose slots can start refuses to start, saying why", S
   await writeFile(join(workDir, "profiles", "slot-0"), "not a folder");
   const converter = new OfficeConverter({ workDir, slots: 1, timeoutMs: 60_000 });
   await assert.rejects(converter.start(), /LibreOffice could not be started: .*(ENOTDIR|not a directory)/i);
+});
+
+test("a slot starts without LibreOffice's graphics render tests: its profile records the installed version", SLOW, async () => {
+  // Without the version, soffice takes every start for the first after an upgrade and spends
+  // seconds of CPU drawing test bitmaps, writing GraphicsRenderTests.log into the profile.
+  const version = installedOfficeVersion();
+  assert.match(version ?? "", /^\d+\.\d+$/, "the installation's registry names its version");
+  assert.match(execFileSync("/usr/bin/soffice", ["--version"], { encoding: "utf8" }), new RegExp(`^LibreOffice ${version!.replace(".", "\\.")}\\.`));
+  const workDir = join(dir, "seeded");
+  const converter = new OfficeConverter({ workDir, slots: 1, timeoutMs: 60_000 });
+  await converter.start();
+  try {
+    await converter.convert(join(FIXTURES, "word97-2pages-tika.doc"), join(dir, "seeded.pdf"));
+    const user = join(workDir, "profiles", "slot-0", "user");
+    assert.equal(existsSync(join(user, "GraphicsRenderTests.log")), false, "no render tests ran");
+    assert.match(readFileSync(join(user, "registrymodifications.xcu"), "utf8"), new RegExp(`"ooSetupLastVersion" oor:op="fuse"><value>${version}</value>`));
+  } finally {
+    await converter.close();
+  }
 });
