@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
+import { soak } from "../helpers/soak.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { until } from "../helpers/poll.ts";
 import { startWorker } from "../helpers/worker-process.ts";
@@ -42,6 +43,11 @@ function converting(tmpDir: string, officePrefix: string): boolean {
   }
 }
 
+/** Kills, in lanes of workers that start and die side by side; each lane cycles through the three moments. */
+const KILLS = soak(20, 9);
+const LANES = soak(5, 3);
+const PHASES = ["starting", "idle", "converting"] as const;
+
 describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () => {
   let server: TestServer;
   before(async () => {
@@ -49,7 +55,7 @@ describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () 
   });
   after(() => server?.close());
 
-  test("20 SIGKILLs at seeded random moments (starting, idle, converting)", async (t) => {
+  test(`${KILLS} SIGKILLs at seeded random moments (starting, idle, converting)`, async (t) => {
     const random = seededRandom(119);
     const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
     const tmpDir = join(server.dataDir, "tmp");
@@ -62,7 +68,7 @@ describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () 
     };
     const host = hostname().replace(/[^A-Za-z0-9.]/g, "_");
     // Seeded up front, so that the lanes' interleaving cannot change which moment each kill aims at.
-    const plan = Array.from({ length: 20 }, () => ({ phase: (["starting", "idle", "converting"] as const)[Math.floor(random() * 3)]!, wait: random() }));
+    const plan = Array.from({ length: KILLS }, (_, n) => ({ phase: PHASES[Math.floor(n / LANES) % 3]!, wait: random() }));
     const killedWhile: string[] = [];
 
     const round = async (n: number): Promise<void> => {
@@ -74,7 +80,8 @@ describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () 
       if (phase === "starting") {
         // Somewhere in LibreOffice's start: from its first process on.
         await until(() => processesNaming(officePrefix).length > 0 || w.child.exitCode !== null, 60_000, "LibreOffice to start");
-        await sleep(wait * 1500);
+        // LibreOffice starts in well under a second: early enough to land before the worker is up.
+        await sleep(wait * 300);
       } else {
         await until(() => started() || w.child.exitCode !== null, 120_000, "the worker to start");
         if (phase === "converting") {
@@ -95,14 +102,14 @@ describe("a killed worker leaves no converter behind", { timeout: 300_000 }, () 
       assert.deepEqual(processesNaming(officePrefix), [], `kill ${n} (${killedWhile.at(-1)}, ${at} converter processes then)`);
     };
 
-    // Five lanes of four kills each: workers start and die side by side, as they would on a host.
-    await Promise.all([0, 1, 2, 3, 4].map(async (lane) => {
-      for (let n = lane; n < plan.length; n += 5) await round(n);
+    // Workers start and die side by side, as they would on a host.
+    await Promise.all(Array.from({ length: LANES }, async (_, lane) => {
+      for (let n = lane; n < plan.length; n += LANES) await round(n);
     }));
     assert.deepEqual(processesNaming(server.dataDir), [], "nothing of any worker is left");
     const count = (p: string) => killedWhile.filter((k) => k === p).length;
     t.diagnostic(`killed while starting ${count("starting")}, idle ${count("idle")}, converting ${count("converting")}`);
-    assert.equal(killedWhile.length, 20);
+    assert.equal(killedWhile.length, KILLS);
     for (const p of ["starting", "idle", "converting"]) assert.ok(count(p) > 0, `some kills while ${p}: ${killedWhile.join(" ")}`);
   });
 });

@@ -11,19 +11,20 @@ import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { sample } from "../helpers/metrics-text.ts";
 import { FIXTURES } from "../helpers/paths.ts";
+import { soak } from "../helpers/soak.ts";
 import { spawnQuire, type QuireProcess } from "../helpers/quire-process.ts";
 import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
 
 /**
  * Two API processes and two worker processes on one PostgreSQL database and one S3 server, as a
- * scaled-out installation runs. 200 uploads (files and URLs) spread over both APIs; one worker is
+ * scaled-out installation runs. 60 uploads (200 in a soak run: files and URLs) spread over both APIs; one worker is
  * killed with SIGKILL midway. Every document must reach its final state exactly once: no job run
  * to completion twice (counted from every worker's "job finished" log lines, the killed one's
  * included), none lost.
  */
 
-// Enough for the kill to land midway with both workers busy, few enough to finish beside another suite on 2 cores.
-const UPLOADS = 120;
+// Enough for the kill to land midway with both workers busy; the 200 in a soak run.
+const UPLOADS = soak(200, 60);
 const URL_EVERY = 5; // one upload in five is a URL upload
 const PDFS = ["pdf-quartz-firefox-1page.pdf", "pdf-acrobat9-fonts-not-embedded.pdf", "pdf-rotated-page.pdf"];
 

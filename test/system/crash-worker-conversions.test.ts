@@ -10,13 +10,14 @@ import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { sweepOrphanBlobs } from "../../src/jobs/orphan-sweep.ts";
 import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
+import { soak } from "../helpers/soak.ts";
 import { exited } from "../helpers/server-process.ts";
 import { startPdfWorker } from "../helpers/pdf-worker.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /**
  * Issue 7, crashes of conversion workers. A real `quire worker` is killed with SIGKILL in the middle
- * of a LibreOffice conversion; then conversion workers are killed 20 times at seeded random points
+ * of a LibreOffice conversion; then conversion workers are killed 8 times (20 in a soak run) at seeded random points
  * (while starting, claiming, rendering pages, storing them). Every document still ends in A once,
  * with each page image stored once, one job per document, and nothing left in temp folders or
  * unowned in the blob store after the clean-up pass.
@@ -108,7 +109,7 @@ describe("a worker killed with SIGKILL in the middle of a conversion", { timeout
   });
 });
 
-const KILLS = 20;
+const KILLS = soak(20, 8);
 const WAVE = 4;
 const DOCS = 4;
 const SEED = Number(process.env.QUIRE_CRASH_SEED ?? 11);

@@ -11,13 +11,14 @@ import { signatureValid, startReceiver, type Receiver } from "../helpers/webhook
 /**
  * decisions §12, at least once: a worker killed (SIGKILL) while its delivery is on the wire loses
  * nothing. The delivery stays pending; after the job's lease (2 s) and the attempt's own (the
- * 2 s timeout and a margin) another worker posts it again, with the same Quire-Delivery id, and
- * the document's next delivery follows only after it is acknowledged.
+ * post's 8 s timeout and a margin) another worker posts it again, with the same Quire-Delivery id,
+ * and the document's next delivery follows only after it is acknowledged.
  */
 
 const startWorkerChild = (server: TestServer) =>
-  // The held first post must outlast a loaded machine's slowest look at it: the kill, not a timeout, ends it.
-  startPdfWorker(server, { QUIRE_FETCH_ALLOW_PRIVATE: "1", QUIRE_WEBHOOK_TIMEOUT_SECONDS: "60", QUIRE_WEBHOOK_RETRY_SCHEDULE: "100ms" });
+  // The held first post must outlast a loaded machine's look at it (one query, then the kill: the
+  // kill, not a timeout, ends it), and the second post waits this long plus a margin after it.
+  startPdfWorker(server, { QUIRE_FETCH_ALLOW_PRIVATE: "1", QUIRE_WEBHOOK_TIMEOUT_SECONDS: "8", QUIRE_WEBHOOK_RETRY_SCHEDULE: "100ms" });
 
 describe("SIGKILL of a worker in the middle of a webhook delivery", { timeout: 120_000 }, () => {
   let server: TestServer;

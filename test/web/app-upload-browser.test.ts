@@ -52,12 +52,16 @@ describe("upload page in a real browser", { timeout: 200_000 }, () => {
     );
 
   test("three PDFs at once go live, each with its own bar; a file that is no document and one too large are refused in words", async () => {
+    // Listened for before the page loads: Playwright turns the browser's file-chooser interception on
+    // without waiting for it, so a listener added just before the key press can miss the picker.
+    const picked = page.waitForEvent("filechooser", { timeout: 60_000 });
     await page.goto(`${server.url}/app/upload`);
     // Keyboard alone: Tab to "Choose files", Enter opens the picker.
     await page.focus("#u-url");
     await page.keyboard.press("Shift+Tab");
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Choose files");
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.keyboard.press("Enter")]);
+    await page.keyboard.press("Enter");
+    const chooser = await picked;
     const zip = await readFile(join(FIXTURES, "bad", "hello.zip"));
     await chooser.setFiles([
       ...(await Promise.all(PDFS.map(async (f) => ({ name: f, mimeType: "application/pdf", buffer: await readFile(join(FIXTURES, f)) })))),
