@@ -1,6 +1,7 @@
 /**
  * The page step's text: pages whose text layer is empty, negligible or garbage are read by
- * Tesseract; the others keep the text poppler extracted (born-digital pages are never OCR'd).
+ * Tesseract; the others keep the text poppler extracted (born-digital pages are never OCR'd), as do
+ * pages whose text ran past the text bounds (their layer is there; we chose to keep less of it).
  */
 import type { PageSize } from "./pdf-inspect.ts";
 import { ocrPdfPages, unturnWords } from "./ocr.ts";
@@ -35,9 +36,9 @@ export interface RecognizeOptions extends OcrSettings {
 
 /** `extracted` with the text of every page that has none worth keeping replaced by what OCR reads. */
 export async function recognizePages(pdf: string, extracted: PageText[], opts: RecognizeOptions): Promise<PageText[]> {
-  const unread = (p: PageText) => (opts.textLayerIsOurs ? ["empty", "negligible"].includes(textLayerVerdict(p)) : needsOcr(p));
+  const unread = (p: PageText) => !p.clipped && (opts.textLayerIsOurs ? ["empty", "negligible"].includes(textLayerVerdict(p)) : needsOcr(p));
   const wanted = extracted.filter(unread).map((p) => p.page);
-  if (wanted.length === 0) return extracted;
+  if (wanted.length === 0) return extracted.map(stored);
   const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());
   const read = await ocrPdfPages(
     pdf,
@@ -48,6 +49,9 @@ export async function recognizePages(pdf: string, extracted: PageText[], opts: R
   return extracted.map((p) => {
     const r = byPage.get(p.page);
     // The words' boxes are placed on the page as it is shown, however Tesseract had to turn it to read it.
-    return r && r.text.trim() !== "" ? { page: p.page, text: r.text, words: unturnWords(r.words, r.rotation) } : p;
+    return r && r.text.trim() !== "" ? { page: p.page, text: r.text, words: unturnWords(r.words, r.rotation) } : stored(p);
   });
 }
+
+/** A page as it is stored and served: without the extraction's own marks. */
+const stored = ({ page, text, words }: PageText): PageText => ({ page, text, words });

@@ -20,6 +20,11 @@ export interface PageText {
   /** Words joined by spaces, lines by "\n". */
   text: string;
   words: Word[];
+  /**
+   * Set by extractText when a text bound dropped words of this page: the page has a text layer even
+   * if none of it was kept, so it is never sent to OCR. Never stored (recognizePages leaves it out).
+   */
+  clipped?: true;
 }
 
 /** Characters of text kept per page and per document; words past either bound are dropped. */
@@ -131,7 +136,10 @@ class BboxReader {
       if (!text || !size) return;
       // A page drawing the same string thousands of times is megabytes of "text" that nobody reads.
       const cost = text.length + 1;
-      if (this.pageChars + cost > this.bounds.maxPageChars || cost > this.documentLeft.chars) return;
+      if (this.pageChars + cost > this.bounds.maxPageChars || cost > this.documentLeft.chars) {
+        this.page.clipped = true;
+        return;
+      }
       this.pageChars += cost;
       this.documentLeft.chars -= cost;
       const [x0, y0, x1, y1] = [m[1], m[2], m[3], m[4]].map(Number) as [number, number, number, number];

@@ -182,6 +182,15 @@ describe("whether a page needs OCR", () => {
     assert.deepEqual(kept, [table], "kept without running tesseract (the PDF does not even exist)");
   });
 
+  it("a page whose text ran past the bounds is not OCR'd, even when none of its text was kept", async () => {
+    const past = { page: 1, text: "", words: [], clipped: true as const };
+    const kept = await recognizePages("/nonexistent.pdf", [past], {
+      languages: ["eng"], concurrency: 1, documentLanguage: "", sizes: [{ width: 612, height: 792 }], textLayerIsOurs: false,
+      timeoutMs: 1000, signal: new AbortController().signal, tmpDir: scratch,
+    });
+    assert.deepEqual(kept, [{ page: 1, text: "", words: [] }], "kept without running tesseract, and stored without the mark");
+  });
+
   it("the mixed OCRmyPDF document: only page 4 has a text layer; the scanned PDFs have none", async () => {
     const mixed = await extractText(join(FIXTURES, "ocr-mixed-6pages-text-and-scans-ocrmypdf.pdf"), LIMITS);
     assert.deepEqual(mixed.map(needsOcr), [true, true, true, false, true, true]);

@@ -71,6 +71,8 @@ describe("a document with a huge text", { timeout: 600_000 }, () => {
     const total = wordChars.reduce((a, b) => a + b, 0);
     assert.ok(total <= DOCUMENT_CHARS && total > DOCUMENT_CHARS - PAGE_CHARS, `per document: ${total}`);
     assert.equal(stored.at(-1)!.words.length, 0, "pages past the document's bound keep no text");
+    // Their text layer was there: nothing was sent to OCR, and the extraction's mark is not stored.
+    assert.ok(stored.every((p) => !("clipped" in p)));
   });
 
   test("the reader page is served with every page and the bounded text", async () => {
