@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
-import { PROJECT_ROOT } from "../helpers/paths.ts";
+import { PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
 import { listFiles } from "../helpers/test-server.ts";
 import { closing, failure, fields, newBlobFiles, newBoundary, parseRsp, partHead, signedUpload, type Rsp } from "../helpers/multipart.ts";
 
@@ -33,7 +33,7 @@ let child: Child;
 /** `quire serve` on a free port over a fresh data folder; resolves once it listens. */
 function startChild(dataDir: string): Promise<Child> {
   // --no-worker: only the HTTP server is under test here (no conversion process beside it).
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--no-worker"], {
+  const proc = spawn(process.execPath, [QUIRE_BIN, "serve", "--no-worker"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_LOG_LEVEL: "silent" },
   });

@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { spawn as spawnAsync } from "node:child_process";
-import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
+import { FIXTURES, PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
 import { startTestServer } from "../helpers/test-server.ts";
 import { signParams } from "../helpers/independent-sign.ts";
 import { until } from "../helpers/poll.ts";
 
 function quire(dataDir: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  const r = spawnSync(process.execPath, [QUIRE_BIN, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_LOG_LEVEL: "silent" },
     encoding: "utf8",
@@ -66,7 +66,7 @@ describe("quire accounts", () => {
 
 /** Starts `quire serve` on a free port; resolves with its stdout once it listens. */
 function serve(dataDir: string): Promise<{ out: string; url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve"], {
+  const child = spawn(process.execPath, [QUIRE_BIN, "serve"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_LOG_LEVEL: "silent" },
   });
@@ -154,7 +154,7 @@ describe("quire serve", () => {
 /** Runs `quire upload` against a server without blocking this process's event loop (the server lives here). */
 function upload(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawnAsync(process.execPath, ["--import", "tsx", "src/cli/main.ts", "upload", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const child = spawnAsync(process.execPath, [QUIRE_BIN, "upload", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
     let out = "";
     let err = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { uploadCommand } from "../../src/cli/upload-command.ts";
-import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
+import { FIXTURES, PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
 
@@ -35,7 +35,7 @@ after(async () => {
 /** Runs `quire upload` as its own process (the server lives in this one, so it must not block). */
 function quireUpload(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "upload", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [QUIRE_BIN, "upload", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
     let out = "";
     let err = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { PROJECT_ROOT } from "./paths.ts";
+import { PROJECT_ROOT, QUIRE_BIN } from "./paths.ts";
 
 export interface QuireProcess {
   child: ChildProcess;
@@ -14,9 +14,9 @@ export interface QuireProcess {
   kill(signal: NodeJS.Signals): Promise<number | string>;
 }
 
-/** Runs `quire <args>` as its own process (`node --import tsx src/cli/main.ts`), as an operator would. */
+/** Runs `quire <args>` as its own process (bin/quire.js), as an operator would. */
 export function spawnQuire(args: string[], env: Record<string, string>): QuireProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+  const child = spawn(process.execPath, [QUIRE_BIN, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { PROJECT_ROOT } from "./paths.ts";
+import { PROJECT_ROOT, QUIRE_BIN } from "./paths.ts";
 
 /**
  * A real `quire serve --no-worker` (or `quire worker`) in a child process, so a test can read its
@@ -36,7 +36,7 @@ export const exited = (child: ChildProcess): Promise<void> =>
   new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
 
 function startQuire(args: string[], dataDir: string, env: Record<string, string>, ready: RegExp | undefined): Promise<QuireProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -77,10 +77,6 @@ function startQuire(args: string[], dataDir: string, env: Record<string, string>
 
 /** `quire serve --no-worker` on a free port; resolves once it listens. */
 export function startServerProcess(dataDir: string, env: Record<string, string> = {}): Promise<QuireProcess> {
-  return startQuire(["src/cli/main.ts", "serve", "--no-worker"], dataDir, env, /Quire listening on/);
+  return startQuire([QUIRE_BIN, "serve", "--no-worker"], dataDir, env, /Quire listening on/);
 }
 
-/** The same API built by test/helpers/api-server-child.ts: a lighter start-up, for tests that start many. */
-export function startApiChildProcess(dataDir: string, env: Record<string, string> = {}): Promise<QuireProcess> {
-  return startQuire(["test/helpers/api-server-child.ts"], dataDir, env, /Quire listening on/);
-}

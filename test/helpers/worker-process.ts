@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { after } from "node:test";
-import { PROJECT_ROOT } from "./paths.ts";
+import { PROJECT_ROOT, QUIRE_BIN } from "./paths.ts";
 
 /** `quire worker` processes for tests that kill or refuse them. */
 export interface Worker {
@@ -18,7 +18,7 @@ process.once("exit", killAll);
 after(killAll);
 
 export function startWorker(env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+  const child = spawn(process.execPath, [QUIRE_BIN, "worker"], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, QUIRE_LOG_LEVEL: "info", ...env },
     // The IPC channel stops the worker (as `quire serve`'s) if this test process dies however it dies.

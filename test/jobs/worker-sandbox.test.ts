@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
-import { FIXTURES } from "../helpers/paths.ts";
+import { FIXTURES, QUIRE_BIN } from "../helpers/paths.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
 import { soak } from "../helpers/soak.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -21,7 +21,7 @@ function processesNaming(tag: string): string[] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-      if (cmdline.includes("src/cli/main.ts")) continue; // a worker itself
+      if (cmdline.includes(QUIRE_BIN)) continue; // a worker itself
       if (cmdline.includes(tag) || readFileSync(`/proc/${entry}/mountinfo`, "utf8").includes(tag)) {
         found.push(`${entry} ${cmdline.replace(/\0/g, " ").slice(0, 100)}`);
       }

@@ -13,11 +13,11 @@ import { rm } from "node:fs/promises";
 import { closing, newBoundary, partHead, signedUpload, fields } from "../helpers/multipart.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
 import { soak } from "../helpers/soak.ts";
-import { prepareDataDir, startApiChildProcess, type QuireProcess } from "../helpers/server-process.ts";
+import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
 import { listFiles } from "../helpers/test-server.ts";
 
 /**
- * Issue 7, crashes: an API server process (buildApp, as `quire serve --no-worker` builds it) is
+ * Issue 7, crashes: an API server process (`quire serve --no-worker`) is
  * killed with SIGKILL at seeded random points while uploads stream in (8 times; 20 in a soak run). Every upload
  * answered stat=ok must be recorded once with its original; none may be recorded twice; after the
  * orphan clean-up pass no blob is left that no record owns.
@@ -89,7 +89,7 @@ describe("SIGKILL of the server during uploads", { timeout: 170_000 }, () => {
     // Servers start in waves over the same store and blobs (as several API processes would run),
     // so the start-ups overlap; each is killed at its own random point.
     for (let wave = 0; wave < KILLS / WAVE; wave++) {
-      const servers = await Promise.all(Array.from({ length: WAVE }, () => startApiChildProcess(dataDir, { QUIRE_RATE_PER_SECOND: "0" })));
+      const servers = await Promise.all(Array.from({ length: WAVE }, () => startServerProcess(dataDir, { QUIRE_RATE_PER_SECOND: "0" })));
       running.push(...servers);
       const rounds = servers.map(async (server, s) => {
         const round = wave * WAVE + s;

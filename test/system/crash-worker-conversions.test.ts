@@ -8,7 +8,7 @@ import pino from "pino";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { sweepOrphanBlobs } from "../../src/jobs/orphan-sweep.ts";
-import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
+import { FIXTURES, PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
 import { soak } from "../helpers/soak.ts";
 import { exited } from "../helpers/server-process.ts";
@@ -33,7 +33,7 @@ const KILLED_MIDWAY_PAGES = 32;
 
 /** A real `quire worker` process on the test server's store and blobs. */
 function startWorkerProcess(server: TestServer): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "worker"], {
+  return spawn(process.execPath, [QUIRE_BIN, "worker"], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
