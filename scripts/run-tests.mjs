@@ -1,28 +1,42 @@
 #!/usr/bin/env node
-// Runs every test file under test/ with Node's own runner (tsx for TypeScript). Node 20 has no
-// glob for --test, so the files are listed here; files run in parallel processes, two at a time.
-// Prints each file's wall time at the end (the spec reporter only times tests and suites).
+// Runs every test file under test/ with Node's own runner (tsx for TypeScript), through
+// test-files.mjs so that the files start in the order chosen here; they run in parallel processes,
+// two at a time (QUIRE_TEST_CONCURRENCY). Prints each file's wall and CPU time at the end (the
+// spec reporter only times tests and suites).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
- * The longest files, longest first (measured on 2 cores): the runner starts files in the order
- * given, so a long one started last would run on alone while the other core idles. Every other
- * file follows in name order. A path missing here is harmless.
+ * The longest files, longest first (wall time in a full run on 2 cores): started first, so that no
+ * long one runs on alone at the end while the other core idles. Every other file follows in name
+ * order. A path missing here is harmless; refresh the list from the times a full run prints.
  */
 const LONGEST_FIRST = [
   "test/system/pipeline-e2e.test.ts",
   "test/system/cluster.test.ts",
-  "test/system/crash-worker-conversions.test.ts",
-  "test/convert/office-sandbox.test.ts",
-  "test/jobs/worker-sandbox.test.ts",
-  "test/convert/office-to-pdf.test.ts",
-  "test/system/crash-server-uploads.test.ts",
-  "test/system/compose-example.test.ts",
-  "test/system/fairness-accounts.test.ts",
+  "test/web/app-browser.test.ts",
   "test/system/pipeline-url.test.ts",
+  "test/web/reader-browser.test.ts",
+  "test/system/crash-worker-conversions.test.ts",
+  "test/convert/office-to-pdf.test.ts",
+  "test/web/app-folders-browser.test.ts",
+  "test/cli/start.test.ts",
+  "test/system/fuzz-api-requests.test.ts",
+  "test/system/hostile-files.test.ts",
+  "test/web/app-upload-browser.test.ts",
+  "test/convert/office-macros.test.ts",
+  "test/cli/commands.test.ts",
+  "test/convert/pdf-pages.test.ts",
+  "test/system/fanout-crash.test.ts",
+  "test/system/fairness-accounts.test.ts",
+  "test/system/compose-example.test.ts",
+  "test/api/documents-delete.test.ts",
+  "test/jobs/worker.test.ts",
+  "test/system/load-concurrent-uploads.test.ts",
+  "test/jobs/worker-sandbox.test.ts",
+  "test/web/large-text.test.ts",
 ];
 
 const filter = process.argv.slice(2);
@@ -44,14 +58,8 @@ const timesFile = join(timesDir, "times.tsv");
 const started = Date.now();
 const result = spawnSync(
   process.execPath,
-  [
-    "--import", "tsx",
-    "--import", "./scripts/test-file-timer.mjs",
-    // A test that hangs fails after this long, naming itself, instead of stalling the whole run.
-    // Node 20 applies it to each file as a whole too: crash-worker-conversions holds two suites.
-    "--test", `--test-concurrency=${concurrency}`, "--test-timeout=360000", "--test-reporter=spec", ...files,
-  ],
-  { stdio: "inherit", env: { ...process.env, QUIRE_TEST_TIMES: timesFile } },
+  ["--import", "tsx", "--import", "./scripts/test-file-timer.mjs", "scripts/test-files.mjs", ...files],
+  { stdio: "inherit", env: { ...process.env, QUIRE_TEST_CONCURRENCY: concurrency, QUIRE_TEST_TIMES: timesFile } },
 );
 const wall = (Date.now() - started) / 1000;
 

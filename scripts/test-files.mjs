@@ -1,0 +1,20 @@
+// Runs the test files named on the command line with Node's own runner, in the order given, and
+// prints the spec reporter's output and summary. run-tests.mjs starts it: `node --test` sorts
+// the files by name, so the longest ones, which are mostly under test/system/, would start last and
+// run on alone while the other core idles; the runner's API keeps the order. The files' processes
+// inherit this process's --import flags (tsx, the file timer).
+import { run } from "node:test";
+import { spec } from "node:test/reporters";
+
+const concurrency = Number(process.env.QUIRE_TEST_CONCURRENCY ?? "2");
+const stream = run({
+  files: process.argv.slice(2),
+  concurrency,
+  // A test that hangs fails after this long, naming itself, instead of stalling the whole run.
+  timeout: 360_000,
+});
+// A failed, cancelled or timed-out test, or a file that fails to load, makes the run fail.
+stream.on("test:fail", () => {
+  process.exitCode = 1;
+});
+stream.compose(spec).pipe(process.stdout);
