@@ -24,7 +24,7 @@ import { openServices } from "../src/services.ts";
 import type { Job } from "../src/store/jobs.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../test/helpers/dialects.ts";
 import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
-import { newSearchDoc } from "../test/helpers/search-docs.ts";
+import { newStoreDoc } from "../test/helpers/search-docs.ts";
 import { TEST_TIMINGS } from "../test/helpers/test-worker.ts";
 import { jobRegistry } from "../src/worker-role.ts";
 import { createReadStream } from "node:fs";
@@ -73,7 +73,7 @@ async function fill(store: Store, accountId: number, vocab: string[]): Promise<s
   for (let d = 0; d < DOCS; d++) {
     const pages = Array.from({ length: PAGES }, () => pageText(vocab, r));
     if (d % Math.max(1, Math.floor(DOCS / 50)) === 0) samples.push(pages[Math.floor(r() * PAGES)]!);
-    const doc = newSearchDoc(accountId, "bench", { title: `${vocab[zipf(r)]} ${vocab[zipf(r)]} ${vocab[zipf(r)]}`, state: "P" });
+    const doc = newStoreDoc(accountId, "bench", { title: `${vocab[zipf(r)]} ${vocab[zipf(r)]} ${vocab[zipf(r)]}`, state: "P" });
     await store.documents.insertWithJob(doc, "convert-document");
     await store.documents.markActive(doc.documentId, { pageCount: PAGES, coverWidth: 1, coverHeight: 1, description: undefined, name: undefined, pageTexts: pages }, Date.now());
     if ((d + 1) % 1000 === 0) process.stdout.write(`  ${d + 1} documents indexed (${Math.round((Date.now() - started) / 1000)} s)\n`);
@@ -127,7 +127,7 @@ async function measureQueries(store: Store, accountId: number, list: Array<{ kin
 /** markActive with and without the page texts (medians of 5): what the index adds to publishing. */
 async function measurePublish(store: Store, accountId: number, pageTexts: string[], conversionMs: number): Promise<void> {
   const publish = async (withText: boolean) => {
-    const doc = newSearchDoc(accountId, "bench", { title: "Publishing cost", state: "P" });
+    const doc = newStoreDoc(accountId, "bench", { title: "Publishing cost", state: "P" });
     await store.documents.insertWithJob(doc, "convert-document");
     const t = performance.now();
     await store.documents.markActive(doc.documentId, {
@@ -159,7 +159,7 @@ async function convertOnce(): Promise<{ ms: number; pageTexts: string[] }> {
     const accountId = (await services.store.accounts.getKeyOwnerForSigning(creds.apiKey))!.accountId;
     const pdf = join(dir, "fifty.pdf");
     await writeDenseTextPdf(pdf, { pages: 50, size: 300 });
-    const doc = newSearchDoc(accountId, "bench", { title: "Fifty pages", state: "P" });
+    const doc = newStoreDoc(accountId, "bench", { title: "Fifty pages", state: "P" });
     await services.blobs.put(blobKeys.original(doc.blobId), createReadStream(pdf));
     await services.store.documents.insertWithJob(doc, "convert-document");
     await mkdir(config.tmpDir, { recursive: true });

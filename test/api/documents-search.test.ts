@@ -4,7 +4,7 @@ import { XMLParser } from "fast-xml-parser";
 import { readAnswer, readList } from "../helpers/api-answers.ts";
 import { callerOf, type Caller, call, refused } from "../helpers/api-client.ts";
 import { accountIdOf, otherCaller } from "../helpers/api-seed.ts";
-import { fillerPage, newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /** `svc.documents.search` (decisions §11) against a real server, in XML and JSON. */
@@ -21,9 +21,9 @@ before(async () => {
   const store = server.services.store;
   const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
   pages[36] = "The xylophone appears on this page alone.";
-  await publishWithText(store, newSearchDoc(me.accountId, me.username, { title: "Annual report", name: "annual-report", nameGiven: true }), pages);
-  await publishWithText(store, newSearchDoc(me.accountId, me.username, { title: "Xylophone care", access: "private" }), ["Tuning & <cleaning>."]);
-  await publishWithText(store, newSearchDoc(other.accountId, "other", { title: "Xylophone for sale" }), ["xylophone"]);
+  await publishWithText(store, newStoreDoc(me.accountId, me.username, { title: "Annual report", name: "annual-report", nameGiven: true }), pages);
+  await publishWithText(store, newStoreDoc(me.accountId, me.username, { title: "Xylophone care", access: "private" }), ["Tuning & <cleaning>."]);
+  await publishWithText(store, newStoreDoc(other.accountId, "other", { title: "Xylophone for sale" }), ["xylophone"]);
 });
 after(() => server.close());
 

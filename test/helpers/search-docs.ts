@@ -1,7 +1,7 @@
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
 import type { Store } from "../../src/store/open-store.ts";
 
-/** Documents put straight into the store with their page texts, for search tests where the pipeline is not the point. */
+/** Documents put straight into the store (with their page texts, for search), for store and search tests where the pipeline is not the point. */
 
 const OPTIONS: DocumentOptions = {
   name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined,
@@ -11,7 +11,7 @@ const OPTIONS: DocumentOptions = {
 
 let seq = 0;
 
-export function newSearchDoc(accountId: number, username: string, fields: Partial<DocumentRecord>): DocumentRecord {
+export function newStoreDoc(accountId: number, username: string, fields: Partial<DocumentRecord>): DocumentRecord {
   const now = Date.now();
   const ids = newDocumentIds(now);
   ids.publicationId = (seq++).toString(16).padStart(8, "0") + ids.publicationId.slice(8);

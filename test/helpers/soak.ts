@@ -5,9 +5,7 @@
  * named when these tests were written (20 kills each, 200 uploads in the cluster): run it before a
  * release, or after touching jobs, uploads or the converters' sandbox.
  */
-export const SOAK = process.env.QUIRE_TEST_SOAK === "1";
-
 /** `full` in a soak run, `quick` otherwise. */
 export function soak(full: number, quick: number): number {
-  return SOAK ? full : quick;
+  return process.env.QUIRE_TEST_SOAK === "1" ? full : quick;
 }

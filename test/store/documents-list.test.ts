@@ -1,34 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
+import type { DocumentRecord } from "../../src/domain/document.ts";
 import { type DocumentListQuery } from "../../src/store/documents.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { newStoreDoc } from "../helpers/search-docs.ts";
 
 /** The account-operation queries of the documents repo, on SQLite and PostgreSQL alike. */
 
 const pgSkip = await postgresUnavailable();
 
-const OPTIONS: DocumentOptions = {
-  name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined,
-  downloadable: false, infoLink: "", language: "", access: "public", explicit: false, category: "000000",
-  type: "000000", ratingsAllowed: true, soundUrl: "", publishDate: undefined, folderIds: [],
-};
-
-let seq = 0;
-function newDoc(accountId: number, username: string, fields: Partial<DocumentRecord>): DocumentRecord {
-  const now = Date.now();
-  const ids = newDocumentIds(now);
-  ids.publicationId = (seq++).toString(16).padStart(8, "0") + ids.publicationId.slice(8);
-  ids.documentId = `${ids.revisionId}-${ids.publicationId}`;
-  const d = buildNewDocument(
-    ids,
-    { accountId, username, origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
-    OPTIONS,
-    now,
-  );
-  return { ...d, ...fields };
-}
 
 const cmp = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -51,14 +32,14 @@ for (const dialect of DIALECTS) {
       alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
       bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
       for (let i = 0; i < TITLES.length; i++) {
-        const d = newDoc(alice, "alice", {
+        const d = newStoreDoc(alice, "alice", {
           name: `n-${i}`, title: TITLES[i]!, pageCount: i % 3, publishDate: 1000 * (i % 4), updatedAt: 5000 + 1000 * (i % 2),
           state: (["A", "P", "F"] as const)[i % 3]!, orgDocType: i % 2 ? "unknown" : "pdf", description: i % 2 ? "x" : "",
         });
         docs.push(d);
         await store.documents.insertWithJob(d, "convert-document");
       }
-      await store.documents.insertWithJob(newDoc(bob, "bob", { name: "n-0", title: "a" }), "convert-document");
+      await store.documents.insertWithJob(newStoreDoc(bob, "bob", { name: "n-0", title: "a" }), "convert-document");
     });
     after(async () => drop?.());
 
@@ -113,13 +94,13 @@ for (const dialect of DIALECTS) {
     });
 
     test("markActive keeps a name and description the caller set meanwhile", async () => {
-      const d = newDoc(alice, "alice", { name: "pending", nameGiven: false, descriptionGiven: false, state: "P" });
+      const d = newStoreDoc(alice, "alice", { name: "pending", nameGiven: false, descriptionGiven: false, state: "P" });
       await store.documents.insertWithJob(d, "convert-document");
       await store.documents.update(alice, d.documentId, { name: "chosen", nameGiven: 1, description: "mine", descriptionGiven: 1, updatedAt: 1 });
       assert.equal(await store.documents.markActive(d.documentId, { pageCount: 2, coverWidth: 1, coverHeight: 1, description: "auto", name: "from-title" }, 2), true);
       const after = (await store.documents.getById(alice, d.documentId))!;
       assert.deepEqual([after.name, after.description, after.state], ["chosen", "mine", "A"]);
-      const e = newDoc(alice, "alice", { name: e2(), state: "P" });
+      const e = newStoreDoc(alice, "alice", { name: e2(), state: "P" });
       await store.documents.insertWithJob(e, "convert-document");
       await store.documents.markActive(e.documentId, { pageCount: 2, coverWidth: 1, coverHeight: 1, description: "auto", name: "from-title" }, 2);
       const e3 = (await store.documents.getById(alice, e.documentId))!;

@@ -4,7 +4,7 @@ import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import type { SearchScope } from "../../src/store/search-index.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
-import { fillerPage, newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 
 /** The full-text index on SQLite FTS5 and PostgreSQL text search alike (decisions §11). */
 
@@ -31,19 +31,19 @@ for (const dialect of DIALECTS) {
       bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
       const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
       pages[36] = "Only this page mentions the xylophone orchestra, tuned for the spring concert.";
-      ids.long = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Annual report" }), pages)).documentId;
-      ids.titled = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Lighthouse keepers", tags: ["coast"] }), [
+      ids.long = (await publishWithText(store, newStoreDoc(alice, "alice", { title: "Annual report" }), pages)).documentId;
+      ids.titled = (await publishWithText(store, newStoreDoc(alice, "alice", { title: "Lighthouse keepers", tags: ["coast"] }), [
         "A short note about nothing much.",
       ])).documentId;
-      ids.body = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Maritime notes" }), [
+      ids.body = (await publishWithText(store, newStoreDoc(alice, "alice", { title: "Maritime notes" }), [
         "The lighthouse stood on the rock. Every lighthouse keeper kept a log of ships.",
         "Tuesday: the keeper wrote about the café crème served at the harbour.",
       ])).documentId;
-      ids.private = (await publishWithText(store, newSearchDoc(alice, "alice", { title: "Secret plans", access: "private" }), [
+      ids.private = (await publishWithText(store, newStoreDoc(alice, "alice", { title: "Secret plans", access: "private" }), [
         "The lighthouse treasure map is hidden here.",
       ])).documentId;
-      ids.bob = (await publishWithText(store, newSearchDoc(bob, "bob", { title: "Bob's lighthouse" }), ["Lighthouse photos."])).documentId;
-      const pending = newSearchDoc(alice, "alice", { title: "Lighthouse draft", state: "P" });
+      ids.bob = (await publishWithText(store, newStoreDoc(bob, "bob", { title: "Bob's lighthouse" }), ["Lighthouse photos."])).documentId;
+      const pending = newStoreDoc(alice, "alice", { title: "Lighthouse draft", state: "P" });
       await store.documents.insertWithJob(pending, "convert-document");
       ids.pending = pending.documentId;
     });

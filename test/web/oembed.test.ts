@@ -4,7 +4,7 @@ import { XMLParser } from "fast-xml-parser";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { callerOf } from "../helpers/api-client.ts";
 import { accountIdOf } from "../helpers/api-seed.ts";
-import { newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+import { newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /** oEmbed (https://oembed.com/): answers checked against the specification's rules, discovery links, private documents. */
@@ -22,9 +22,9 @@ before(async () => {
   server = await startTestServer({ QUIRE_ALLOWED_HOSTS: "127.0.0.1" });
   const accountId = await accountIdOf(server, callerOf(server));
   const store = server.services.store;
-  pub = await publishWithText(store, newSearchDoc(accountId, "tester", { title: 'Tides & "moons" <b>', name: "tides", nameGiven: true }), ["one", "two", "three"]);
-  priv = await publishWithText(store, newSearchDoc(accountId, "tester", { title: "Hidden", access: "private" }), ["secret"]);
-  pending = newSearchDoc(accountId, "tester", { title: "Pending", state: "P", name: "pending-doc", nameGiven: true });
+  pub = await publishWithText(store, newStoreDoc(accountId, "tester", { title: 'Tides & "moons" <b>', name: "tides", nameGiven: true }), ["one", "two", "three"]);
+  priv = await publishWithText(store, newStoreDoc(accountId, "tester", { title: "Hidden", access: "private" }), ["secret"]);
+  pending = newStoreDoc(accountId, "tester", { title: "Pending", state: "P", name: "pending-doc", nameGiven: true });
   await store.documents.insertWithJob(pending, "convert-document");
 });
 after(() => server.close());

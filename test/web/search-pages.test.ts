@@ -3,7 +3,7 @@ import { after, before, test } from "node:test";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { callerOf } from "../helpers/api-client.ts";
 import { accountIdOf, otherCaller } from "../helpers/api-seed.ts";
-import { fillerPage, newSearchDoc, publishWithText } from "../helpers/search-docs.ts";
+import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 import { READER_FIXTURE, startWebFixture, type WebFixture } from "../helpers/web-fixture.ts";
 
 /** `/search?q=` and `/<username>?q=` (decisions §11): public documents only, snippets, reader links. */
@@ -27,9 +27,9 @@ before(async () => {
   converted = await web.publish(READER_FIXTURE, { title: "Type specimens" });
   const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
   pages[36] = "The quokka <script>alert(1)</script> lives on Rottnest Island.";
-  page37 = await publishWithText(store, newSearchDoc(me, "tester", { title: "Island report", name: "island-report", nameGiven: true }), pages);
-  priv = await publishWithText(store, newSearchDoc(me, "tester", { title: "Quokka secrets", access: "private" }), ["quokka"]);
-  await publishWithText(store, newSearchDoc(other.accountId, "other", { title: "Quokka photos" }), ["A quokka smiling."]);
+  page37 = await publishWithText(store, newStoreDoc(me, "tester", { title: "Island report", name: "island-report", nameGiven: true }), pages);
+  priv = await publishWithText(store, newStoreDoc(me, "tester", { title: "Quokka secrets", access: "private" }), ["quokka"]);
+  await publishWithText(store, newStoreDoc(other.accountId, "other", { title: "Quokka photos" }), ["A quokka smiling."]);
 });
 after(() => web.close());
 
