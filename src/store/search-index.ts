@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isSearchable, type SearchQuery } from "../domain/search-query.ts";
 import { fromRow } from "./document-rows.ts";
@@ -18,6 +18,17 @@ export type SearchScope =
   | { kind: "account"; accountId: number; access?: string; states: readonly string[] }
   /** The public site: active public documents, of every account or of one. */
   | { kind: "public"; accountId?: number };
+
+/** The documents a scope may see, as a condition on the documents table `d`; plain SQL both dialects share. */
+export function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
+  if (scope.kind === "public") {
+    const account = scope.accountId === undefined ? sql`` : sql` and d.account_id = ${scope.accountId}`;
+    return sql`d.access = 'public' and d.state = 'A'${account}`;
+  }
+  const access = scope.access === undefined ? sql`` : sql` and d.access = ${scope.access}`;
+  const states = scope.states.length ? sql` and d.state in (${sql.join(scope.states.map((s) => sql`${s}`))})` : sql``;
+  return sql`d.account_id = ${scope.accountId}${access}${states}`;
+}
 
 export interface SearchRequest {
   query: SearchQuery;

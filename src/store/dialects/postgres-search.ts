@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
-import { FIELD_WEIGHTS, matchesOf, tagsText, type SearchEngine, type SearchHit, type SearchRequest, type SearchScope } from "../search-index.ts";
+import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type SearchEngine, type SearchHit, type SearchRequest } from "../search-index.ts";
 
 /**
  * PostgreSQL text search (decisions §11). Each document is parsed with the configuration of its
@@ -50,16 +50,6 @@ function phraseChecks(q: SearchQuery): RawBuilder<unknown> {
     ...q.excluded.filter((p) => p.length > 1).map((p) => sql`not ${phraseFound(p)}`),
   ];
   return checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
-}
-
-function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
-  if (scope.kind === "public") {
-    const account = scope.accountId === undefined ? sql`` : sql` and d.account_id = ${scope.accountId}`;
-    return sql`d.access = 'public' and d.state = 'A'${account}`;
-  }
-  const access = scope.access === undefined ? sql`` : sql` and d.access = ${scope.access}`;
-  const states = scope.states.length ? sql` and d.state in (${sql.join(scope.states.map((s) => sql`${s}`))})` : sql``;
-  return sql`d.account_id = ${scope.accountId}${access}${states}`;
 }
 
 /** Normalisation 32 makes each rank 0..1. Weights are {D, C, B, A}: title A, tags B, description C. */

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
-import { FIELD_WEIGHTS, matchesOf, tagsText, type SearchEngine, type SearchHit, type SearchRequest, type SearchScope } from "../search-index.ts";
+import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type SearchEngine, type SearchHit, type SearchRequest } from "../search-index.ts";
 
 /**
  * SQLite FTS5 (decisions §11). Case and accents are folded by unicode61; words are stemmed by
@@ -27,16 +27,6 @@ export function fts5Query(q: SearchQuery): string {
 /** Any of the required parts: the pages to show when no single page holds them all. */
 function fts5AnyQuery(q: SearchQuery): string {
   return q.required.map(quoted).join(" OR ");
-}
-
-function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
-  if (scope.kind === "public") {
-    const account = scope.accountId === undefined ? sql`` : sql` and d.account_id = ${scope.accountId}`;
-    return sql`d.access = 'public' and d.state = 'A'${account}`;
-  }
-  const access = scope.access === undefined ? sql`` : sql` and d.access = ${scope.access}`;
-  const states = scope.states.length ? sql` and d.state in (${sql.join(scope.states.map((s) => sql`${s}`))})` : sql``;
-  return sql`d.account_id = ${scope.accountId}${access}${states}`;
 }
 
 /** bm25 of one column (FTS5 answers it negated: lower is better), as 0..1, higher better. */
