@@ -51,3 +51,14 @@ export function docTypeFromExtension(ext: string): OrgDocType | undefined {
   const lower = ext.toLowerCase();
   return isOrgDocType(lower) ? lower : EXTENSION_ALIASES[lower];
 }
+
+/**
+ * The type a file's name claims when its content (`detected`) is another (decisions §5: content
+ * decides, so such a file is published as what it is; the publisher is told). Undefined when the
+ * name agrees, has no extension, or names no supported type.
+ */
+export function typeClaimedByName(fileName: string, detected: RecordedDocType): OrgDocType | undefined {
+  const ext = /\.([^./\\]+)$/.exec(fileName)?.[1];
+  const claimed = ext === undefined ? undefined : docTypeFromExtension(ext);
+  return claimed !== undefined && detected !== "unknown" && claimed !== detected ? claimed : undefined;
+}

@@ -51,7 +51,7 @@ describe("upload page in a real browser", { timeout: 200_000 }, () => {
       })),
     );
 
-  test("three PDFs at once go live, each with its own bar; a file that is no document and one too large are refused in words", async () => {
+  test("three PDFs at once go live, each with its own bar; a file that is no document and one too large are refused in words; a PNG named .pdf is published as the PNG it is, and says so", async () => {
     // Listened for before the page loads: Playwright turns the browser's file-chooser interception on
     // without waiting for it, so a listener added just before the key press can miss the picker.
     const picked = page.waitForEvent("filechooser", { timeout: 60_000 });
@@ -68,8 +68,10 @@ describe("upload page in a real browser", { timeout: 200_000 }, () => {
       // Named like a PDF, but its content is a zip archive: the format comes from the content.
       { name: "scan.pdf", mimeType: "application/pdf", buffer: zip },
       { name: "huge.pdf", mimeType: "application/pdf", buffer: Buffer.alloc(MAX_BYTES + 1) },
+      // A picture named like a PDF: decisions §5, the content decides; the person is told.
+      { name: "photo.pdf", mimeType: "application/pdf", buffer: await readFile(join(FIXTURES, "img-photo-tika.png")) },
     ]);
-    assert.equal((await rows()).length, 5);
+    assert.equal((await rows()).length, 6);
     // The batch's details, then Upload, by keyboard too.
     await page.fill("#u-tags", "batch, <b>tag</b>");
     await page.focus('[data-role="submit"]');
@@ -86,12 +88,18 @@ describe("upload page in a real browser", { timeout: 200_000 }, () => {
     const scan = done.find((x) => x.name === "scan.pdf")!;
     assert.equal(scan.phase, "refused");
     assert.equal(scan.status, "Refused: This file is not in a format Quire can publish.");
+    const photo = done.find((x) => x.name === "photo.pdf")!;
+    assert.equal(photo.phase, "live", photo.status);
+    assert.equal(photo.status, "Published. It is a PNG file, whatever its name says (PDF), and is published as one. Open");
     const huge = done.find((x) => x.name === "huge.pdf")!;
     assert.equal(huge.phase, "refused");
     assert.equal(huge.status, "Refused: The file is larger than the 2 MiB this server accepts.");
 
     const docs = (await server.services.store.documents.list({ accountId, sortBy: "title", order: "asc", startIndex: 0, pageSize: 10 })).records;
-    assert.deepEqual(docs.map((d) => [d.orgDocName, d.state, d.tags.join("|")]).sort(), PDFS.map((f) => [f, "A", "batch|<b>tag</b>"]).sort());
+    assert.deepEqual(
+      docs.map((d) => [d.orgDocName, d.orgDocType, d.state, d.tags.join("|")]).sort(),
+      [...PDFS.map((f) => [f, "pdf", "A", "batch|<b>tag</b>"]), ["photo.pdf", "png", "A", "batch|<b>tag</b>"]].sort(),
+    );
     // The links go to each document's page of the app.
     const href = await page.getAttribute(".upload-item[data-phase=live] .upload-status a", "href");
     assert.match(href!, /^\/app\/documents\/\d{12}-[0-9a-f]{32}$/);

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../../blobs/blob-keys.ts";
 import type { DocumentRecord } from "../../domain/document.ts";
 import { deleteDocuments, updateDocument } from "../../domain/document-operations.ts";
+import { typeClaimedByName } from "../../domain/formats.ts";
 import { readDocumentUpdate } from "../../domain/document-update.ts";
 import { coverPath, docPath } from "../document-paths.ts";
 import { html } from "../html.ts";
@@ -25,6 +26,12 @@ async function ownDocument(ctx: AppContext, req: FastifyRequest<Params>): Promis
   return ctx.store.documents.getById(accountOf(req).id, documentId);
 }
 
+/** The format as detected; a file whose name says another is published as what it is (decisions §5), and the page says so. */
+function formatFact(doc: DocumentRecord): string {
+  const claimed = doc.origin === "apiupload" ? typeClaimedByName(doc.orgDocName, doc.orgDocType) : undefined;
+  return doc.orgDocType.toUpperCase() + (claimed ? ` (its file name says ${claimed.toUpperCase()})` : "");
+}
+
 function notFound(ctx: AppContext, req: FastifyRequest, reply: FastifyReply) {
   return sendAppPage(ctx, req, reply, { title: "Document not found", section: "documents" }, () => html`<h1>Document not found</h1>
 <p>This document does not exist, or no longer does. <a href="${APP_BASE}/documents">Back to your documents</a>.</p>`, 404);
@@ -45,7 +52,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 <dl class="facts">
 <dt>State</dt><dd>${stateCell(doc)}</dd>
 <dt>Pages</dt><dd>${doc.pageCount}</dd>
-<dt>Format</dt><dd>${doc.orgDocType.toUpperCase()}</dd>
+<dt>Format</dt><dd>${formatFact(doc)}</dd>
 <dt>File</dt><dd>${doc.orgDocName}</dd>
 <dt>Language</dt><dd>${languageName(doc.language)}</dd>
 <dt>Category</dt><dd>${categoryName(doc.category)}</dd>

@@ -2,6 +2,7 @@ import { rm } from "node:fs/promises";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { CATEGORIES, DOCUMENT_TYPES } from "../../domain/codes.ts";
 import type { DocumentRecord } from "../../domain/document.ts";
+import { typeClaimedByName } from "../../domain/formats.ts";
 import type { ParamGetter } from "../../domain/document-options.ts";
 import { invalid, missing, QuireError } from "../../domain/errors.ts";
 import { createDocument, readUploadOptions, refusalAtLimit } from "../../uploads/new-document.ts";
@@ -59,9 +60,16 @@ function refusalText(err: unknown, maxBytes: number): { text: string; field: str
 
 const wantsJson = (req: FastifyRequest) => (req.headers.accept ?? "").includes("application/json");
 
-/** What the page's script needs of a new document. */
+/** What the page's script needs of a new document; `contentNote` when its name says another format than its content. */
 function created(doc: DocumentRecord) {
-  return { documentId: doc.documentId, title: doc.title, state: doc.state, href: `${APP_BASE}/documents/${doc.documentId}` };
+  const claimed = doc.origin === "apiupload" ? typeClaimedByName(doc.orgDocName, doc.orgDocType) : undefined;
+  return {
+    documentId: doc.documentId,
+    title: doc.title,
+    state: doc.state,
+    href: `${APP_BASE}/documents/${doc.documentId}`,
+    ...(claimed ? { contentNote: `It is a ${doc.orgDocType.toUpperCase()} file, whatever its name says (${claimed.toUpperCase()}), and is published as one.` } : {}),
+  };
 }
 
 function options(table: Readonly<Record<string, string>>, chosen: string | undefined): Html[] {

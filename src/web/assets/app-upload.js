@@ -28,8 +28,8 @@
   }
 
   function formatBytes(n) {
-    if (n >= 1024 * 1024) return (n / (1024 * 1024)).toFixed(1) + " MB";
-    return Math.max(1, Math.round(n / 1024)) + " KB";
+    if (n >= 1024 * 1024) return (n / (1024 * 1024)).toFixed(1) + " MiB";
+    return Math.max(1, Math.round(n / 1024)) + " KiB";
   }
 
   function formatSeconds(s) {
@@ -94,7 +94,7 @@
   }
 
   function added(item, doc) {
-    finish(item, "converting", "Uploaded. Converting…", { text: "Open", href: doc.href });
+    finish(item, "converting", "Uploaded. " + (doc.contentNote ? doc.contentNote + " " : "") + "Converting…", { text: "Open", href: doc.href });
     item.bar.value = 100;
     polled[doc.documentId] = { item: item, doc: doc };
     poll();
@@ -194,7 +194,7 @@
             var p = polled[s.documentId];
             if (!p || s.state === "P") return;
             delete polled[s.documentId];
-            if (s.state === "A") finish(p.item, "live", "Published.", { text: "Open", href: p.doc.href });
+            if (s.state === "A") finish(p.item, "live", "Published." + (p.doc.contentNote ? " " + p.doc.contentNote : ""), { text: "Open", href: p.doc.href });
             else finish(p.item, "failed", "Failed: " + (s.reason || "the document could not be converted."), { text: "Details", href: p.doc.href });
           });
           delay = Math.min(delay * 1.2, 5000);
