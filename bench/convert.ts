@@ -90,9 +90,16 @@ async function cpuOf(command: string[], dir: string): Promise<number> {
   return Number((await readFile(result, "utf8")).trim());
 }
 
-/** pdftoppm writing JPEGs (its default quality, 75) the reading width wide, over pages first..last. */
-function pdftoppm(dir: string, first: number, last: number): string[] {
-  return ["pdftoppm", "-jpeg", "-cropbox", "-scale-to-x", String(PAGE_WIDTHS.read), "-scale-to-y", "-1", "-f", String(first), "-l", String(last), BOOK, join(dir, `p${first}`)];
+/** pdftoppm writing JPEGs (its default quality, 75, unless `quality`) `width` px wide, over pages first..last. */
+function pdftoppm(dir: string, first: number, last: number, width: number = PAGE_WIDTHS.read, quality?: number): string[] {
+  const jpeg = quality === undefined ? ["-jpeg"] : ["-jpeg", "-jpegopt", `quality=${quality}`];
+  return ["pdftoppm", ...jpeg, "-cropbox", "-scale-to-x", String(width), "-scale-to-y", "-1", "-f", String(first), "-l", String(last), BOOK, join(dir, `p${width}-${first}`)];
+}
+
+/** Plain pdftoppm making what the page step makes of pages first..last: both sizes at the step's quality, one pass each. */
+function pdftoppmBothSizes(dir: string, first: number, last: number): string[] {
+  const pass = (width: number) => pdftoppm(dir, first, last, width, JPEG_QUALITY).map((a) => `'${a}'`).join(" ");
+  return ["sh", "-c", `${pass(PAGE_WIDTHS.read)} && ${pass(PAGE_WIDTHS.thumb)}`];
 }
 
 /** The pipeline's page step (bench/page-step.ts) in a Node process of its own. */
@@ -112,6 +119,10 @@ export async function benchPages(scratch: string): Promise<void> {
     // page as wide as the pipeline's reading size, where one -r for all would render most pages smaller.
     { label: `pdftoppm -jpeg -scale-to-x ${PAGE_WIDTHS.read}, read size only, 2 processes [baseline]`, commands: (dir) => [pdftoppm(dir, 1, half), pdftoppm(dir, half + 1, pageCount)] },
     { label: `pipeline page step: ${steps}, ${RENDER_CONCURRENCY} processes`, commands: (dir) => [pageStep(dir, RENDER_CONCURRENCY)] },
+    {
+      label: `pdftoppm, both sizes (q${JPEG_QUALITY}, a pass each), 2 processes (the step's images by plain tools)`,
+      commands: (dir) => [pdftoppmBothSizes(dir, 1, half), pdftoppmBothSizes(dir, half + 1, pageCount)],
+    },
     { label: `pdftoppm, read size only, 1 process (for reference)`, commands: (dir) => [pdftoppm(dir, 1, pageCount)] },
     { label: `pipeline page step, 1 process (for reference)`, commands: (dir) => [pageStep(dir, 1)] },
   ];
@@ -138,7 +149,7 @@ export async function benchPages(scratch: string): Promise<void> {
   const wallPerPage = walls.map((w) => middle(w) / pageCount);
   const [baseWall, baseCpu] = [wallPerPage[0] ?? NaN, cpuPerPage[0] ?? NaN];
 
-  const w = [78, 7, 7, 6, 9, 6];
+  const w = [86, 7, 7, 6, 9, 6];
   out(`\n1. Page images: ${basename(BOOK)}, ${pageCount} pages, median of ${PAGE_ROUNDS} interleaved rounds\n`);
   out(`   The pipeline's whole page step (both image sizes and the covers, JPEG q${JPEG_QUALITY}, sandboxed) against plain\n`);
   out(`   pdftoppm making the reading size alone (its default JPEG quality, 75) on the same ${availableParallelism()} cores.\n`);

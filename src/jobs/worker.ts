@@ -110,7 +110,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         throw new JobFailure("internal", "The conversion was interrupted too many times.");
       }
       const outcome = await handler.run({ job, signal: abort.signal });
-      log.info({ outcome }, "job finished");
+      log.info({ outcome, seconds: Number(((performance.now() - startedAt) / 1000).toFixed(3)) }, "job finished");
       ended = outcome;
       await opts.jobs.finish(job.id, owner, now(), { state: outcome === "failed" ? "failed" : "done" });
     } catch (err) {

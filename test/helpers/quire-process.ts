@@ -14,9 +14,15 @@ export interface QuireProcess {
   kill(signal: NodeJS.Signals): Promise<number | string>;
 }
 
-/** Runs `quire <args>` as its own process (bin/quire.js), as an operator would. */
-export function spawnQuire(args: string[], env: Record<string, string>): QuireProcess {
-  const child = spawn(process.execPath, [QUIRE_BIN, ...args], {
+/**
+ * Runs `quire <args>` as its own process (bin/quire.js), as an operator would. `cpus` (a taskset
+ * list such as "0") keeps the process and all it starts on those cores: a machine of that many
+ * cores, for the benchmarks.
+ */
+export function spawnQuire(args: string[], env: Record<string, string>, opts: { cpus?: string } = {}): QuireProcess {
+  const command = [process.execPath, QUIRE_BIN, ...args];
+  if (opts.cpus !== undefined) command.unshift("taskset", "--cpu-list", opts.cpus);
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
