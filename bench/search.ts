@@ -10,7 +10,7 @@
  *    (the worker's handler on a generated 50-page text PDF), measured in the same run.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -36,6 +36,12 @@ const VOCABULARY = 30_000;
 const QUERIES = 300;
 /** `sqlite` or `postgres` to measure one; both by default. */
 const ONLY = process.argv[5];
+/**
+ * A folder where the generated index is kept (SQLite: its file; PostgreSQL: the database
+ * quire_bench_<documents>x<pages>, not dropped) and found again by the next run of the same size,
+ * which then measures without indexing a million pages again.
+ */
+const KEEP = process.env.QUIRE_BENCH_SEARCH_KEEP;
 
 /** A seeded generator, so both dialects index the same text. */
 function rng(seed: number) {
@@ -192,25 +198,41 @@ export async function benchSearch(): Promise<void> {
       process.stdout.write(`postgres: skipped (${pgSkip})\n`);
       continue;
     }
-    const dir = await mkdtemp(join(tmpdir(), "quire-bench-search-"));
-    const dbName = `quire_bench_${randomBytes(4).toString("hex")}`;
-    if (dialect === "postgres") await adminQuery(`create database ${dbName}`);
+    const dir = KEEP ? join(KEEP, `${dialect}-${DOCS}x${PAGES}`) : await mkdtemp(join(tmpdir(), "quire-bench-search-"));
+    const dbName = KEEP ? `quire_bench_${DOCS}x${PAGES}` : `quire_bench_${randomBytes(4).toString("hex")}`;
+    const built = join(dir, "built.json");
+    const kept = KEEP ? await readFile(built, "utf8").then((t) => JSON.parse(t) as { accountId: number; samples: string[] }, () => undefined) : undefined;
+    await mkdir(dir, { recursive: true });
+    if (dialect === "postgres" && !kept) {
+      if (KEEP) await dropDatabase(dbName);
+      await adminQuery(`create database ${dbName}`);
+    }
     const url = dialect === "postgres" ? PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`) : join(dir, "quire.db");
     const config = loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_DATABASE_URL: url, QUIRE_LOG_LEVEL: "silent" });
     const services = await openServices(config);
     try {
-      const creds = await createAccount(services.store, "bench");
-      const accountId = (await services.store.accounts.getKeyOwnerForSigning(creds.apiKey))!.accountId;
       process.stdout.write(`${dialect}:\n`);
-      const t = Date.now();
-      const samples = await fill(services.store, accountId, vocab);
-      process.stdout.write(`  indexed ${DOCS * PAGES} pages in ${Math.round((Date.now() - t) / 1000)} s\n`);
+      let accountId: number;
+      let samples: string[];
+      if (kept) {
+        ({ accountId, samples } = kept);
+        process.stdout.write(`  the index kept in ${dir} (QUIRE_BENCH_SEARCH_KEEP)\n`);
+      } else {
+        const creds = await createAccount(services.store, "bench");
+        accountId = (await services.store.accounts.getKeyOwnerForSigning(creds.apiKey))!.accountId;
+        const t = Date.now();
+        samples = await fill(services.store, accountId, vocab);
+        process.stdout.write(`  indexed ${DOCS * PAGES} pages in ${Math.round((Date.now() - t) / 1000)} s\n`);
+        if (KEEP) await writeFile(built, JSON.stringify({ accountId, samples }));
+      }
       await measureQueries(services.store, accountId, queries(vocab, samples.length ? samples : list.map((x) => x.q)));
       await measurePublish(services.store, accountId, conversion.pageTexts, conversion.ms);
     } finally {
       await services.close();
-      if (dialect === "postgres") await dropDatabase(dbName);
-      await rm(dir, { recursive: true, force: true });
+      if (!KEEP) {
+        if (dialect === "postgres") await dropDatabase(dbName);
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   }
 
