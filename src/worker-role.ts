@@ -16,6 +16,7 @@ import { jobMetricsHook } from "./ops/job-metrics.ts";
 import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
 import { startOpsServer } from "./ops/ops-server.ts";
 import type { Services } from "./services.ts";
+import { queuedJobsNotifier } from "./store/job-wakeups.ts";
 
 /**
  * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
@@ -128,6 +129,8 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
     leaseMs: config.jobLeaseMs,
     heartbeatMs: timings.heartbeatMs ?? Math.max(500, Math.floor(config.jobLeaseMs / 4)),
     pollMs: timings.pollMs,
+    // Opened by the worker and closed by its stop, whoever stops it.
+    watchQueuedJobs: (onQueued) => queuedJobsNotifier(config.databaseUrl, log).watchQueuedJobs(onQueued),
     jobTimeoutMs: config.jobTimeoutMs,
     maxAttempts: config.maxAttempts,
     retryBaseMs: timings.retryBaseMs,

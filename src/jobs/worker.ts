@@ -25,7 +25,14 @@ export interface WorkerOptions {
   newcomerSlots?: number;
   leaseMs: number;
   heartbeatMs: number;
+  /** The longest an idle slot waits before it looks for work again, woken or not. */
   pollMs: number;
+  /**
+   * Hears of jobs queued by any process (src/store/job-wakeups.ts), so an idle slot claims at
+   * once instead of at its next poll; resolves with how to stop hearing. Polling stays the safety
+   * net: jobs due later (retries) and wake-ups that never came are found by it.
+   */
+  watchQueuedJobs?: (onQueued: () => void) => Promise<() => Promise<void>>;
   /** A run longer than this is aborted and ends the job for good (decisions §6: limits). */
   jobTimeoutMs: number;
   maxAttempts: number;
@@ -149,18 +156,53 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     }
   };
 
+  /** Wake-ups heard so far: a slot compares it with the count it saw before its claim. */
+  let wakeUps = 0;
+  const waiting = new Set<() => void>();
+  const wake = (): void => {
+    wakeUps++;
+    for (const end of waiting) end();
+  };
+  /**
+   * Waits `pollMs`, less if a job is queued meanwhile or the worker stops. A wake-up heard since
+   * `seen` ends it at once: its job may have been committed just after the claim looked. Busy
+   * slots need no such memory, as a slot claims again as soon as its job ends.
+   */
+  const idle = (seen: number): Promise<void> => {
+    if (wakeUps !== seen || stopping.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const end = (): void => {
+        clearTimeout(timer);
+        waiting.delete(end);
+        stopping.signal.removeEventListener("abort", end);
+        resolve();
+      };
+      const timer = setTimeout(end, opts.pollMs);
+      waiting.add(end);
+      stopping.signal.addEventListener("abort", end);
+    });
+  };
+  // Never awaited before claiming: the slots poll from the start, wake-ups only make them quicker.
+  const unwatching = opts.watchQueuedJobs?.(wake).catch((err: unknown) => {
+    opts.log.warn({ err }, "cannot hear of queued jobs; idle slots poll only");
+    return undefined;
+  });
+
   /** Regular slots running a job: a newcomer slot claims only while they all are. */
   let regularBusy = 0;
   const slot = async (newcomersOnly: boolean): Promise<void> => {
     while (!stopping.signal.aborted) {
+      let seen = wakeUps;
       let job: Job | undefined;
       try {
         if (!newcomersOnly || regularBusy >= opts.concurrency) job = await claim(newcomersOnly);
       } catch (err) {
         opts.log.error({ err }, "claiming a job failed");
+        // A failing database gets the whole interval, unless a job is queued after all.
+        seen = wakeUps;
       }
       if (!job) {
-        await sleep(opts.pollMs, undefined, { signal: stopping.signal }).catch(() => {});
+        await idle(seen);
         continue;
       }
       if (!newcomersOnly) regularBusy++;
@@ -180,11 +222,15 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
     done,
     async stop() {
       stopping.abort();
+      const unwatched = unwatching
+        ?.then((unwatch) => unwatch?.())
+        .catch((err: unknown) => opts.log.warn({ err }, "closing the queued-jobs watch failed"));
       const grace = sleep(opts.stopGraceMs).then(() => {
         for (const a of running) a.abort(new Error("worker stopping"));
       });
       await Promise.race([done, grace]);
       await done;
+      await unwatched;
     },
   };
 }

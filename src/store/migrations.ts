@@ -261,6 +261,25 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .execute();
       },
     },
+    "0010_jobs_notify": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Wakes idle workers as soon as a job is queued (src/store/dialects/postgres-job-wakeups.ts
+        // listens). Once per statement: a split's many range jobs make one wake-up, and NOTIFY is
+        // sent at commit, when the jobs can be claimed. SQLite's workers watch the file instead.
+        if (dialect.name !== "postgres") return;
+        await sql
+          .raw(
+            `create function notify_jobs_queued() returns trigger language plpgsql as $$
+             begin
+               perform pg_notify('quire_jobs', '');
+               return null;
+             end $$`,
+          )
+          .execute(db);
+        await sql.raw(`create trigger jobs_queued after insert on jobs for each statement execute function notify_jobs_queued()`).execute(db);
+      },
+    },
   };
 }
 
