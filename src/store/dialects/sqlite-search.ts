@@ -16,6 +16,16 @@ const TOKENIZE = "porter unicode61 remove_diacritics 2";
 /** Above QUIRE_MAX_PAGES's bound (100,000). */
 const PAGE_SLOTS = 131_072;
 
+/**
+ * The rowid bounds of one document's pages, as SQLite integers. FTS5 seeks to a rowid range only
+ * when its bounds are integers; better-sqlite3 binds a JS number as a REAL, and FTS5 then reads
+ * every page of the table (at a million pages, 360 ms instead of 3 for one document's pages).
+ */
+function pageRowids(docKey: number): { first: bigint; end: bigint } {
+  const first = BigInt(docKey) * BigInt(PAGE_SLOTS);
+  return { first, end: first + BigInt(PAGE_SLOTS) };
+}
+
 const quoted = (p: Phrase) => `"${p.join(" ").replace(/"/g, '""')}"`;
 
 /** The query in FTS5's syntax: every part quoted, so FTS5's operators never come from user text. */
@@ -43,11 +53,11 @@ const SCORE = sql.join(
 );
 
 async function pageHits(db: Kysely<Database>, docKey: number, query: string, limit: number): Promise<SearchHit[]> {
-  const first = docKey * PAGE_SLOTS;
+  const { first, end } = pageRowids(docKey);
   const rows = await sql<{ page: number; snippet: string }>`
     select rowid - ${first} as page, snippet(search_pages_fts, 0, '[[', ']]', '…', 16) as snippet
       from search_pages_fts
-     where search_pages_fts match ${query} and rowid > ${first} and rowid < ${first + PAGE_SLOTS}
+     where search_pages_fts match ${query} and rowid > ${first} and rowid < ${end}
      order by rank, rowid limit ${limit}`.execute(db);
   return rows.rows.map((r) => ({ page: Number(r.page), snippet: r.snippet }));
 }
@@ -71,11 +81,11 @@ export const sqliteSearch: SearchEngine = {
     await sql`insert into search_documents (document_id) values (${doc.documentId}) on conflict (document_id) do nothing`.execute(trx);
     const keyed = await sql<{ docKey: number }>`select doc_key from search_documents where document_id = ${doc.documentId}`.execute(trx);
     const docKey = Number(keyed.rows[0]!.docKey);
-    const first = docKey * PAGE_SLOTS;
+    const { first, end } = pageRowids(docKey);
     if (pages !== undefined) {
-      await sql`delete from search_pages_fts where rowid > ${first} and rowid < ${first + PAGE_SLOTS}`.execute(trx);
+      await sql`delete from search_pages_fts where rowid > ${first} and rowid < ${end}`.execute(trx);
       for (let i = 0; i < pages.length; i++) {
-        if (pages[i]) await sql`insert into search_pages_fts (rowid, body) values (${first + i + 1}, ${pages[i]})`.execute(trx);
+        if (pages[i]) await sql`insert into search_pages_fts (rowid, body) values (${first + BigInt(i + 1)}, ${pages[i]})`.execute(trx);
       }
     }
     // The document row is contentless: rewritten whole, its text read back from the pages.
@@ -83,7 +93,7 @@ export const sqliteSearch: SearchEngine = {
     await sql`insert into search_docs_fts (rowid, title, tags, description, body)
       values (${docKey}, ${doc.title}, ${tagsText(doc.tags)}, ${doc.description},
         coalesce((select group_concat(body, char(10)) from (select body from search_pages_fts
-          where rowid > ${first} and rowid < ${first + PAGE_SLOTS} order by rowid)), ''))`.execute(trx);
+          where rowid > ${first} and rowid < ${end} order by rowid)), ''))`.execute(trx);
   },
 
   async search(db, req: SearchRequest) {
