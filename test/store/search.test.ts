@@ -57,6 +57,22 @@ for (const dialect of DIALECTS) {
       assert.match(matches[0]!.hits[0]!.snippet, /\[\[xylophone\]\]/i);
     });
 
+    test("a document's matching pages come best first: the most matches, then in page order, at most maxHits", async () => {
+      const pages = Array.from({ length: 8 }, (_, i) => fillerPage(i + 1));
+      pages[1] = "One marimba here.";
+      pages[3] = "A marimba, a second marimba and a third marimba.";
+      pages[5] = "Two of them: marimba and marimba.";
+      pages[6] = "Another marimba.";
+      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Percussion" }), pages);
+      try {
+        const found = await store.search.search({ query: parseSearchQuery("marimba"), scope: { kind: "account", accountId: alice, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 3 });
+        assert.deepEqual(found.matches[0]!.hits.map((h) => h.page), [4, 6, 2]);
+        assert.match(found.matches[0]!.hits[0]!.snippet, /\[\[marimba\]\]/i);
+      } finally {
+        await store.documents.deleteByNames(alice, [doc.documentId]);
+      }
+    });
+
     test("words must all be found; phrases keep their order; exclusions remove", async () => {
       assert.deepEqual(await titles("xylophone spring"), ["Annual report"]);
       assert.deepEqual(await titles("xylophone autumn"), []);
