@@ -6,6 +6,7 @@ import { OfficeConverter } from "./convert/office-to-pdf.ts";
 import { PAGE_WIDTHS } from "./domain/page-images.ts";
 import { conversionHandlers } from "./jobs/conversion-handlers.ts";
 import { CONVERT_DOCUMENT } from "./jobs/convert-document.ts";
+import { indexTextHandler, INDEX_TEXT } from "./jobs/index-text.ts";
 import type { JobRegistry } from "./jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
@@ -103,6 +104,7 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
   });
   registry.set(WEBHOOK_DELIVERY, webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }));
+  registry.set(INDEX_TEXT, indexTextHandler({ store: services.store, blobs: services.blobs }));
   return registry;
 }
 

@@ -3,7 +3,7 @@
  * and the sweeper enqueue only these, and a worker refuses to start unless it has a handler for
  * each. A new kind (webhook delivery, OCR) is added here and gets its handler in the registry.
  */
-export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery"] as const;
+export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery", "index-text"] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -16,6 +16,12 @@ export const CONVERT_DOCUMENT: JobKind = "convert-document";
 
 /** Posts a document's pending webhook deliveries, oldest first (decisions §12). */
 export const WEBHOOK_DELIVERY: JobKind = "webhook-delivery";
+
+/**
+ * Puts the stored text of a document published before the search index existed into the index
+ * (queued by migration 0011; src/jobs/index-text.ts).
+ */
+export const INDEX_TEXT: JobKind = "index-text";
 
 /** Renders, extracts and OCRs one page range of a split document (src/jobs/convert-pages.ts). */
 export const CONVERT_PAGES: JobKind = "convert-pages";

@@ -213,6 +213,26 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       }
     },
 
+    /** Whether a published document's page texts are missing from the search index (migration 0011's job asks before it reads them). */
+    async lacksIndexedText(documentId: string): Promise<boolean> {
+      const row = await db.selectFrom("documents").select("state").where("documentId", "=", documentId).executeTakeFirst();
+      return row?.state === "A" && !(await index.hasPageText(db, documentId));
+    },
+
+    /**
+     * A published document's page texts (page n at index n - 1) into the search index, in one
+     * transaction that finds it still `A`; false when it is not. A delete that commits meanwhile
+     * makes the index's insert fail on its reference to the document, and the job's retry skips it.
+     */
+    async indexStoredText(documentId: string, pageTexts: readonly string[]): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom("documents").select("state").where("documentId", "=", documentId).executeTakeFirst();
+        if (row?.state !== "A") return false;
+        await index.indexPublished(trx, documentId, pageTexts);
+        return true;
+      });
+    },
+
     async markFailed(documentId: string, errorCode: number, errorMessage: string, now: number): Promise<boolean> {
       return db.transaction().execute(async (trx) => {
         const failed = await trx

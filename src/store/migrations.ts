@@ -280,6 +280,29 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await sql.raw(`create trigger jobs_queued after insert on jobs for each statement execute function notify_jobs_queued()`).execute(db);
       },
     },
+    "0011_index_old_text": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Documents published before 0007 were indexed by title, tags and description only: their
+        // text is in the blob store, which only a worker reads. One job each puts it in the index
+        // (src/jobs/index-text.ts); a document whose text is there already is skipped cheaply.
+        const now = Date.now();
+        await db
+          .insertInto("jobs")
+          .columns(["kind", "document_id", "account_id", "state", "attempts", "run_at", "last_error", "created_at", "updated_at"])
+          .expression(
+            db
+              .selectFrom("documents")
+              .select([
+                sql.lit("index-text").as("kind"), "document_id", "account_id", sql.lit("queued").as("state"), sql.lit(0).as("attempts"),
+                sql.lit(now).as("run_at"), sql.lit("").as("last_error"), sql.lit(now).as("created_at"), sql.lit(now).as("updated_at"),
+              ])
+              .where("state", "=", "A")
+              .where("page_count", ">", 0),
+          )
+          .execute();
+      },
+    },
   };
 }
 

@@ -85,6 +85,8 @@ export interface SearchEngine {
   index(trx: Kysely<Database>, doc: IndexedFields, pages: readonly string[] | undefined): Promise<void>;
   /** One window of the matching documents, best first (ties by documentId), and how many match. */
   search(db: Kysely<Database>, req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }>;
+  /** Whether any page text of the document is in the index. */
+  hasPageText(db: Kysely<Database>, documentId: string): Promise<boolean>;
 }
 
 /** The fields of a document the index holds (besides its text). */
@@ -123,6 +125,7 @@ export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
     indexPublished: (trx: Kysely<Database>, documentId: string, pages: readonly string[]) => indexFromRow(trx, documentId, pages),
     /** Title, tags, description and language after a change (or a new record, without text yet). */
     indexFields: (trx: Kysely<Database>, documentId: string) => indexFromRow(trx, documentId, undefined),
+    hasPageText: (trx: Kysely<Database>, documentId: string) => engine.hasPageText(trx, documentId),
     async search(req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }> {
       if (!isSearchable(req.query)) return { totalCount: 0, matches: [] };
       return engine.search(db, req);

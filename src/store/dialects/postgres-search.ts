@@ -144,6 +144,11 @@ export const postgresSearch: SearchEngine = {
       from search_pages p cross join lateral unnest(p.tsv) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
   },
 
+  async hasPageText(db, documentId) {
+    const found = await sql`select 1 from search_documents s join search_pages p on p.doc_key = s.doc_key where s.document_id = ${documentId} limit 1`.execute(db);
+    return found.rows.length > 0;
+  },
+
   async search(db, req: SearchRequest) {
     const configs = (await sql<{ config: string }>`select distinct config::text as config from search_documents`.execute(db)).rows.map((r) => r.config);
     if (configs.length === 0) return { totalCount: 0, matches: [] };

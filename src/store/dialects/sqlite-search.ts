@@ -113,6 +113,13 @@ export const sqliteSearch: SearchEngine = {
           where rowid > ${first} and rowid < ${end} order by rowid)), ''))`.execute(trx);
   },
 
+  async hasPageText(db, documentId) {
+    // The bounds are computed from the integer key, so FTS5 seeks to them (see pageRowids).
+    const found = await sql`select 1 from search_documents s where s.document_id = ${documentId} and exists (
+      select 1 from search_pages_fts where rowid > s.doc_key * ${sql.raw(String(PAGE_SLOTS))} and rowid < (s.doc_key + 1) * ${sql.raw(String(PAGE_SLOTS))})`.execute(db);
+    return found.rows.length > 0;
+  },
+
   async search(db, req: SearchRequest) {
     const match = fts5Query(req.query);
     // FTS5's rank functions run only in a plain scan of their table: ranked first, joined after.
