@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { RecordedDocType } from "./formats.ts";
+import { typeClaimedByName, type OrgDocType, type RecordedDocType } from "./formats.ts";
 import { isXmlSafe } from "./values.ts";
 
 export type DocumentState = "P" | "A" | "F";
@@ -79,6 +79,15 @@ export function newDocumentIds(now: number): { documentId: string; revisionId: s
 }
 
 /** A random key part for blobs: public ids never lead to the files (issue: keys not guessable). */
+/**
+ * The format an uploaded file's name claims when its content is another (decisions §5: such a file
+ * is published as what it is, and the app tells the publisher). A URL upload's name is its address:
+ * nothing to tell there.
+ */
+export function formatNamedOtherwise(doc: Pick<DocumentRecord, "origin" | "orgDocName" | "orgDocType">): OrgDocType | undefined {
+  return doc.origin === "apiupload" ? typeClaimedByName(doc.orgDocName, doc.orgDocType) : undefined;
+}
+
 export function newBlobId(): string {
   return randomBytes(18).toString("base64url");
 }

@@ -1,5 +1,7 @@
+import { text as readAll } from "node:stream/consumers";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
+import type { PageText } from "../convert/pdf-pages.ts";
 import { INDEX_TEXT } from "../domain/job-kinds.ts";
 import type { Store } from "../store/open-store.ts";
 import type { JobHandler } from "./job-registry.ts";
@@ -21,15 +23,12 @@ export interface IndexTextDeps {
 export function indexTextHandler(deps: IndexTextDeps): JobHandler {
   return {
     async run({ job, signal }) {
-      if (!(await deps.store.documents.lacksIndexedText(job.documentId))) return "skipped";
       const doc = await deps.store.documents.getForConversion(job.documentId);
-      if (!doc) return "skipped";
+      if (doc?.state !== "A" || (await deps.store.documents.hasIndexedText(doc.documentId))) return "skipped";
       const key = blobKeys.text(doc.blobId);
       if (!(await deps.blobs.exists(key))) return "skipped";
-      const chunks: Buffer[] = [];
-      for await (const c of await deps.blobs.get(key)) chunks.push(c as Buffer);
+      const pages = JSON.parse(await readAll(await deps.blobs.get(key))) as PageText[];
       signal.throwIfAborted();
-      const pages = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Array<{ page: number; text: string }>;
       const pageTexts = Array.from({ length: doc.pageCount }, () => "");
       for (const p of pages) if (Number.isInteger(p.page) && p.page >= 1 && p.page <= doc.pageCount) pageTexts[p.page - 1] = String(p.text ?? "");
       return (await deps.store.documents.indexStoredText(doc.documentId, pageTexts)) ? "success" : "skipped";

@@ -213,10 +213,9 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       }
     },
 
-    /** Whether a published document's page texts are missing from the search index (migration 0011's job asks before it reads them). */
-    async lacksIndexedText(documentId: string): Promise<boolean> {
-      const row = await db.selectFrom("documents").select("state").where("documentId", "=", documentId).executeTakeFirst();
-      return row?.state === "A" && !(await index.hasPageText(db, documentId));
+    /** Whether any of the document's page texts is in the search index (migration 0011's job asks before it reads them). */
+    async hasIndexedText(documentId: string): Promise<boolean> {
+      return index.hasPageText(db, documentId);
     },
 
     /**

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { formatNamedOtherwise } from "../../src/domain/document.ts";
 import { typeClaimedByName } from "../../src/domain/formats.ts";
 
 /** Decisions §5: the content decides the format; a name that says otherwise is only reported. */
@@ -16,4 +17,9 @@ test("a file's name claims another format only when its extension names a suppor
   assert.equal(typeClaimedByName("scan.xyz", "png"), undefined);
   assert.equal(typeClaimedByName("a.pdf/scan", "png"), undefined);
   assert.equal(typeClaimedByName("report.pdf", "unknown"), undefined);
+});
+
+test("only a file upload's name is compared with its content; a URL upload's name is its address", () => {
+  assert.equal(formatNamedOtherwise({ origin: "apiupload", orgDocName: "scan.pdf", orgDocType: "png" }), "pdf");
+  assert.equal(formatNamedOtherwise({ origin: "apislurp", orgDocName: "https://example.com/scan.pdf", orgDocType: "png" }), undefined);
 });

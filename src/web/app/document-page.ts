@@ -1,9 +1,8 @@
 import type { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../../blobs/blob-keys.ts";
-import type { DocumentRecord } from "../../domain/document.ts";
+import { formatNamedOtherwise, type DocumentRecord } from "../../domain/document.ts";
 import { deleteDocuments, updateDocument } from "../../domain/document-operations.ts";
-import { typeClaimedByName } from "../../domain/formats.ts";
 import { readDocumentUpdate } from "../../domain/document-update.ts";
 import { coverPath, docPath } from "../document-paths.ts";
 import { html } from "../html.ts";
@@ -28,7 +27,7 @@ async function ownDocument(ctx: AppContext, req: FastifyRequest<Params>): Promis
 
 /** The format as detected; a file whose name says another is published as what it is (decisions §5), and the page says so. */
 function formatFact(doc: DocumentRecord): string {
-  const claimed = doc.origin === "apiupload" ? typeClaimedByName(doc.orgDocName, doc.orgDocType) : undefined;
+  const claimed = formatNamedOtherwise(doc);
   return doc.orgDocType.toUpperCase() + (claimed ? ` (its file name says ${claimed.toUpperCase()})` : "");
 }
 

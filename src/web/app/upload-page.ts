@@ -1,8 +1,7 @@
 import { rm } from "node:fs/promises";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { CATEGORIES, DOCUMENT_TYPES } from "../../domain/codes.ts";
-import type { DocumentRecord } from "../../domain/document.ts";
-import { typeClaimedByName } from "../../domain/formats.ts";
+import { formatNamedOtherwise, type DocumentRecord } from "../../domain/document.ts";
 import type { ParamGetter } from "../../domain/document-options.ts";
 import { invalid, missing, QuireError } from "../../domain/errors.ts";
 import { createDocument, readUploadOptions, refusalAtLimit } from "../../uploads/new-document.ts";
@@ -62,7 +61,7 @@ const wantsJson = (req: FastifyRequest) => (req.headers.accept ?? "").includes("
 
 /** What the page's script needs of a new document; `contentNote` when its name says another format than its content. */
 function created(doc: DocumentRecord) {
-  const claimed = doc.origin === "apiupload" ? typeClaimedByName(doc.orgDocName, doc.orgDocType) : undefined;
+  const claimed = formatNamedOtherwise(doc);
   return {
     documentId: doc.documentId,
     title: doc.title,
