@@ -203,6 +203,8 @@ export async function benchSearch(): Promise<void> {
     const dbName = KEEP ? `quire_bench_${DOCS}x${PAGES}` : `quire_bench_${randomBytes(4).toString("hex")}`;
     const built = join(dir, "built.json");
     const kept = KEEP ? await readFile(built, "utf8").then((t) => JSON.parse(t) as { accountId: number; samples: string[] }, () => undefined) : undefined;
+    // A kept index whose build never finished is started again from nothing, on either dialect.
+    if (KEEP && !kept) await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     if (dialect === "postgres" && !kept) {
       if (KEEP) await dropDatabase(dbName);
