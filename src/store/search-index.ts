@@ -52,6 +52,27 @@ export interface SearchMatch {
   hits: SearchHit[];
 }
 
+/** One result window's documents, best first: their keys in the index and scores. */
+export interface RankedKey {
+  k: number;
+  documentId: string;
+  score: number;
+}
+
+/**
+ * The documents' rows (with their owners' usernames) of one result window, in its order, as
+ * `matchesOf` reads them. Each engine ranks and windows keys alone, then reads only these rows:
+ * sorting whole rows of every match cost more than the match itself for a common word.
+ */
+export async function windowRows(db: Kysely<Database>, window: readonly RankedKey[]): Promise<Array<Record<string, unknown>>> {
+  if (window.length === 0) return [];
+  const records = await sql<Record<string, unknown>>`
+    select d.*, a.username from documents d join accounts a on a.id = d.account_id
+     where d.document_id in (${sql.join(window.map((w) => sql`${w.documentId}`))})`.execute(db);
+  const byId = new Map(records.rows.map((r) => [r.documentId as string, r]));
+  return window.map((w) => ({ ...byId.get(w.documentId)!, searchKey: w.k, searchScore: w.score }));
+}
+
 /**
  * One result page's rows (a document's columns, its entry's key and score) as matches, each with
  * the pages that hold every word, or, when none does and there are several words, the pages that
@@ -64,7 +85,7 @@ export async function matchesOf(
 ): Promise<SearchMatch[]> {
   const matches: SearchMatch[] = [];
   for (const row of rows) {
-    const { searchKey, searchScore, searchTotal: _total, ...record } = row;
+    const { searchKey, searchScore, ...record } = row;
     const key = Number(searchKey);
     let hits = await pageHits(key, false);
     if (hits.length === 0 && severalWords) hits = await pageHits(key, true);
@@ -75,8 +96,10 @@ export async function matchesOf(
 
 /** What one engine (SQLite FTS5, PostgreSQL text search) does; everything else is written once, here. */
 export interface SearchEngine {
-  /** Creates the engine's tables (migration 0007). */
+  /** Creates the engine's tables as they are now (migration 0007). */
   migrate(db: Kysely<Database>): Promise<void>;
+  /** Brings tables an earlier version created to what `migrate` creates now (migration 0012); nothing when they are. */
+  upgrade(db: Kysely<Database>): Promise<void>;
   /**
    * Writes a document's entry from its row as it is now in `trx`: the whole entry when `pages`
    * (page n's text at index n - 1) is given, else its title, tags and description only, the page

@@ -84,6 +84,26 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await titles("-lighthouse"), [], "exclusions alone find nothing");
     });
 
+    test("a phrase of three or more words is found whole only, not from its pairs apart", async () => {
+      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Weather log", tags: ["storm front", "rain gauge"] }), [
+        "The storm front moved east. Later the front moved north again.",
+        "Then a cold storm front moved over the bay.",
+      ]);
+      try {
+        assert.deepEqual(await titles('"storm front moved"'), ["Weather log"]);
+        assert.deepEqual(await titles('"cold storm front moved over"'), ["Weather log"]);
+        // "front moved north" is there; "storm front" and "front moved" are too, but never "storm front moved north".
+        assert.deepEqual(await titles('"storm front moved north"'), []);
+        assert.deepEqual(await titles('"front moved north"'), ["Weather log"]);
+        assert.deepEqual(await titles('storm -"storm front moved north"'), ["Weather log"]);
+        assert.deepEqual(await titles('storm -"storm front moved east"'), []);
+        assert.deepEqual(await titles('"front rain"'), [], "a phrase never runs from one tag into the next");
+        assert.deepEqual(await titles('"rain gauge"'), ["Weather log"]);
+      } finally {
+        await store.documents.deleteByNames(alice, [doc.documentId]);
+      }
+    });
+
     test("case and accents do not matter, either way", async () => {
       for (const q of ["cafe creme", "CAFÉ CRÈME", "Café", '"cafe creme"']) assert.deepEqual(await titles(q), ["Maritime notes"], q);
     });

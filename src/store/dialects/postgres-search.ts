@@ -1,7 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
-import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type SearchEngine, type SearchHit, type SearchRequest } from "../search-index.ts";
+import { vectorPairs } from "./postgres-pairs.ts";
+import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows } from "../search-index.ts";
 
 /**
  * PostgreSQL text search (decisions §11). Each document is parsed with the configuration of its
@@ -9,10 +10,12 @@ import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type SearchEngine, typ
  * and snippets keep them), `quire_simple` when it has none or the database has no such language.
  *
  * `search_documents` holds per document its title, tags and description (`meta`, weights A, B,
- * C, with positions, for ranking) and `words`: those and the whole text's words without
- * positions (a whole book's positions would pass the tsvector's bounds), under a GIN index;
- * `search_pages` each page's text and vector, for the pages that matched, phrases, and snippets
- * (`ts_headline`). The rank is the title's, tags' and description's: ranking by the text would
+ * C, with positions, for ranking), `words`: those and the whole text's words without positions
+ * (a whole book's positions would pass the tsvector's bounds), and `pairs`: each pair of
+ * neighbouring words of a field or a page with their distance (`vectorPairs`), both under GIN
+ * indexes; `search_pages` each page's text and vector, for the pages that matched, the check of
+ * a phrase of three or more words, and snippets (`ts_headline`). A phrase is its pairs: one GIN
+ * lookup, where checking it page by page took seconds for common words at a million pages. The rank is the title's, tags' and description's: ranking by the text would
  * read every matching document's whole vector, which a query of a common word cannot afford
  * (documents that match by their text alone tie, ordered by documentId).
  */
@@ -44,12 +47,28 @@ function phraseFound(p: Phrase): RawBuilder<unknown> {
   return sql`(s.meta @@ ${tsq} or exists (select 1 from search_pages p where p.doc_key = s.doc_key and p.tsv @@ ${tsq}))`;
 }
 
+/**
+ * Phrases the pairs do not decide: a required one of three or more words (each of its pairs may be
+ * found without the whole), and an excluded one (its pairs would be read from every candidate's row).
+ */
 function phraseChecks(q: SearchQuery): RawBuilder<unknown> {
   const checks = [
-    ...q.required.filter((p) => p.length > 1).map(phraseFound),
+    ...q.required.filter((p) => p.length > 2).map(phraseFound),
     ...q.excluded.filter((p) => p.length > 1).map((p) => sql`not ${phraseFound(p)}`),
   ];
   return checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
+}
+
+/** The pairs of the query's required phrases in each configuration, which a document's pairs must hold. */
+async function phrasePairs(db: Kysely<Database>, configs: readonly string[], q: SearchQuery): Promise<Map<string, string[]>> {
+  const phrases = q.required.filter((p) => p.length > 1).map((p) => p.join(" "));
+  const byConfig = new Map<string, string[]>();
+  if (phrases.length === 0) return byConfig;
+  const vectors = await sql<{ config: string; vector: string }>`
+    select c.config, to_tsvector(c.config::regconfig, p.phrase)::text as vector
+      from unnest(${configs}::text[]) as c(config) cross join unnest(${phrases}::text[]) as p(phrase)`.execute(db);
+  for (const config of configs) byConfig.set(config, vectorPairs(vectors.rows.filter((r) => r.config === config).map((r) => r.vector)));
+  return byConfig;
 }
 
 /** Normalisation 32 makes each rank 0..1. Weights are {D, C, B, A}: title A, tags B, description C. */
@@ -77,14 +96,30 @@ async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>
   });
 }
 
+/**
+ * The matching pages of a document examined for its hits, in page order: a word on every page of
+ * 10 result documents of 100 pages each would otherwise rank and read 1,000 pages for the 50 shown.
+ */
+const PAGES_EXAMINED = 25;
+
+/** The pages of one document that match, best first (ts_rank, then page order), among its first PAGES_EXAMINED. */
 async function pageHits(db: Kysely<Database>, docKey: number, query: string, limit: number): Promise<SearchHit[]> {
   const rows = await sql<{ page: number; snippet: string }>`
-    select p.page, ts_headline(s.config, p.body, t.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
-      from search_pages p join search_documents s on s.doc_key = p.doc_key
-      cross join lateral (select websearch_to_tsquery(s.config, ${query}) as q) t
-     where p.doc_key = ${docKey} and p.tsv @@ t.q
-     order by ts_rank(p.tsv, t.q) desc, p.page limit ${limit}`.execute(db);
+    with t as (select s.config, websearch_to_tsquery(s.config, ${query}) as q from search_documents s where s.doc_key = ${docKey}),
+      examined as (select p.page, p.body, ts_rank(p.tsv, t.q) as r from search_pages p, t
+                    where p.doc_key = ${docKey} and p.tsv @@ t.q order by p.page limit ${PAGES_EXAMINED})
+    select e.page, ts_headline(t.config, e.body, t.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
+      from examined e, t order by e.r desc, e.page limit ${limit}`.execute(db);
   return rows.rows.map((r) => ({ page: Number(r.page), snippet: r.snippet }));
+}
+
+/** The pairs of a document: its pages' (`search_pages`) and each of its fields'. */
+async function writePairs(db: Kysely<Database>, docKey: number, config: string, doc: { title: string; description: string; tags: string }) {
+  const fields = [doc.title, doc.description, ...(JSON.parse(doc.tags) as string[])];
+  const vectors = await sql<{ vector: string }>`
+    select tsv::text as vector from search_pages where doc_key = ${docKey}
+    union all select to_tsvector(${config}::regconfig, f)::text from unnest(${fields}::text[]) as f`.execute(db);
+  await sql`update search_documents set pairs = ${vectorPairs(vectors.rows.map((r) => r.vector))}::text[] where doc_key = ${docKey}`.execute(db);
 }
 
 export const postgresSearch: SearchEngine = {
@@ -109,6 +144,8 @@ export const postgresSearch: SearchEngine = {
       meta tsvector not null,
       words tsvector not null)`.execute(db);
     await sql`create index search_documents_words on search_documents using gin (words)`.execute(db);
+    await sql`alter table search_documents add column pairs text[] not null default '{}'`.execute(db);
+    await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
     await sql`create index search_documents_config on search_documents (config)`.execute(db);
     await sql`create table search_pages (
       doc_key bigint not null references search_documents(doc_key) on delete cascade,
@@ -142,6 +179,21 @@ export const postgresSearch: SearchEngine = {
     // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text is parsed once).
     await sql`update search_documents set words = meta || coalesce((select array_to_tsvector(array_agg(distinct u.lexeme))
       from search_pages p cross join lateral unnest(p.tsv) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
+    await writePairs(trx, docKey, config, doc);
+  },
+
+  async upgrade(db) {
+    // Before 0012 a phrase was checked page by page: the pairs are read from the pages' vectors.
+    const has = await sql`select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'search_documents' and column_name = 'pairs'`.execute(db);
+    if (has.rows.length > 0) return;
+    await sql`alter table search_documents add column pairs text[] not null default '{}'`.execute(db);
+    const docs = await sql<{ docKey: number; config: string; title: string; description: string; tags: string }>`
+      select s.doc_key, s.config::text as config, d.title, d.description, d.tags
+        from search_documents s join documents d on d.document_id = s.document_id order by s.doc_key`.execute(db);
+    for (const doc of docs.rows) await writePairs(db, Number(doc.docKey), doc.config, doc);
+    // Built once over the whole table, with room to sort: much faster than growing it row by row.
+    await sql`set local maintenance_work_mem = '512MB'`.execute(db);
+    await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
   },
 
   async hasPageText(db, documentId) {
@@ -158,25 +210,30 @@ export const postgresSearch: SearchEngine = {
     const perConfig = (text: string) =>
       sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
     // config compared as text: an index on it must never be the way in (see forceGinPlan).
+    const pairs = await phrasePairs(db, configs, req.query);
+    const pairsHeld = (c: string) => (pairs.get(c)?.length ? sql` and s.pairs @> ${pairs.get(c)}::text[]` : sql``);
     const matching = sql.join(
-      configs.map((c) => sql`(s.config::text = ${c} and s.words @@ websearch_to_tsquery(${c}::regconfig, ${loose}))`),
+      configs.map((c) => sql`(s.config::text = ${c} and s.words @@ websearch_to_tsquery(${c}::regconfig, ${loose})${pairsHeld(c)})`),
       sql` or `,
     );
+    // Ranked by the title, tags and description only where they hold a part of the query (ts_rank would read every candidate's).
     const from = sql`from search_documents s
-        cross join lateral (select ${perConfig(exact)} as exact) q
+        cross join lateral (select ${perConfig(exact)} as exact, ${perConfig(anyQuery(req.query))} as any) q
         join documents d on d.document_id = s.document_id
        where (${matching}) and ${scopeFilter(req.scope)}${phraseChecks(req.query)}`;
-    const { rows, totalCount } = await forceGinPlan(db, async (trx) => {
-      const found = (await sql<Record<string, unknown>>`
-        select d.*, (select username from accounts a where a.id = d.account_id) as username, s.doc_key as search_key,
-               ${SCORE} as search_score, count(*) over () as search_total ${from}
-         order by search_score desc, d.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(trx)).rows;
-      let total = found.length ? Number(found[0]!.searchTotal) : 0;
+    // The window first, on keys alone; the documents' rows only for it.
+    const { window, totalCount } = await forceGinPlan(db, async (trx) => {
+      const found = (await sql<RankedKey & { total: number }>`
+        select s.doc_key as k, d.document_id, case when s.meta @@ q.any then ${SCORE} else 0 end as score, count(*) over () as total ${from}
+         order by score desc, d.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(trx)).rows;
+      let total = found.length ? Number(found[0]!.total) : 0;
       if (found.length === 0 && req.startIndex > 0) {
         total = Number((await sql<{ n: number }>`select count(*) as n ${from}`.execute(trx)).rows[0]?.n ?? 0);
       }
-      return { rows: found, totalCount: total };
+      return { window: found, totalCount: total };
     });
+    if (req.pageSize === 0 || window.length === 0) return { totalCount, matches: [] };
+    const rows = await windowRows(db, window);
     if (req.pageSize === 0) return { totalCount, matches: [] };
     const all = exactQuery({ required: req.query.required, excluded: [] });
     const matches = await matchesOf(rows, req.query.required.length > 1, (key, anyWord) =>

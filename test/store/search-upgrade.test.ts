@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { parseSearchQuery } from "../../src/domain/search-query.ts";
+import { openStore, type Store } from "../../src/store/open-store.ts";
+import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+
+/**
+ * Migration 0012 rebuilds an index made before it (matching by positions, phrases checked page by
+ * page) into terms and pairs of words, from what the index holds: nothing is lost, phrases are
+ * found, and a delete still takes a document's entries with it.
+ */
+
+const pgSkip = await postgresUnavailable();
+
+/** The index as migration 0007 made it, before 0012. */
+const BEFORE_0012 = {
+  sqlite: [
+    "drop trigger search_documents_delete",
+    "drop table search_meta_fts",
+    "drop table search_terms_fts",
+    `create virtual table search_docs_fts using fts5(title, tags, description, body, content='', contentless_delete=1,
+       tokenize='porter unicode61 remove_diacritics 2')`,
+    `insert into search_docs_fts (rowid, title, tags, description, body) select s.doc_key, d.title, '', d.description, '' from search_documents s
+       join documents d on d.document_id = s.document_id`,
+    `create trigger search_documents_delete after delete on search_documents begin
+       delete from search_docs_fts where rowid = old.doc_key;
+       delete from search_pages_fts where rowid > old.doc_key * 131072 and rowid < (old.doc_key + 1) * 131072;
+     end`,
+  ],
+  postgres: ["drop index search_documents_pairs", "alter table search_documents drop column pairs"],
+};
+
+for (const dialect of DIALECTS) {
+  describe(`search index upgrade (0012) on ${dialect.name}`, { skip: dialect.name === "postgres" ? pgSkip : undefined }, () => {
+    let store: Store;
+    let url: string;
+    let drop: () => Promise<void>;
+    let accountId: number;
+
+    before(async () => {
+      ({ store, url, drop } = await dialect.open());
+      accountId = (await store.accounts.createWithKey("olduser", "o".repeat(32), "s".repeat(32), 1))!;
+    });
+    after(async () => drop());
+
+    test("an index made before 0012 is rebuilt: words, phrases and pages found, deletes still complete", async () => {
+      const pages = Array.from({ length: 12 }, (_, i) => fillerPage(i + 1));
+      pages[9] = "The quartz vein ran under the old mill, said the surveyor.";
+      const survey = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mineral survey", tags: ["field notes"] }), pages);
+      const other = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mill accounts" }), ["The old mill paid its workers in quartz."]);
+      for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
+      await sql`delete from kysely_migration where name >= '0012_search_terms'`.execute(store.db);
+      await store.close();
+
+      store = await openStore(url);
+      const search = async (q: string) =>
+        store.search.search({ query: parseSearchQuery(q), scope: { kind: "account", accountId, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 5 });
+      const titles = async (q: string) => (await search(q)).matches.map((m) => m.record.title).sort();
+      assert.deepEqual(await titles("quartz"), ["Mill accounts", "Mineral survey"]);
+      assert.deepEqual(await titles('"quartz vein"'), ["Mineral survey"]);
+      assert.deepEqual(await titles('"under the old mill"'), ["Mineral survey"]);
+      assert.deepEqual(await titles('"field notes"'), ["Mineral survey"]);
+      assert.deepEqual(await titles('"mill paid"'), ["Mill accounts"]);
+      const [found] = (await search('"quartz vein"')).matches;
+      assert.deepEqual(found!.hits.map((h) => h.page), [10]);
+      assert.match(found!.hits[0]!.snippet, /\[\[quartz( |\]\] \[\[)vein\]\]/, "the phrase, or each of its words, marked");
+      assert.deepEqual((await search("survey")).matches[0]!.record.documentId, survey.documentId, "ranked by the title");
+
+      await store.documents.deleteByNames(accountId, [other.documentId]);
+      assert.deepEqual(await titles("quartz"), ["Mineral survey"]);
+      assert.deepEqual(await titles('"mill paid"'), []);
+    });
+  });
+}
