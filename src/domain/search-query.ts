@@ -21,7 +21,7 @@ export interface SearchQuery {
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /** Words with a letter or digit: marks alone are nothing an engine indexes (a required "word" of them would find nothing). */
-function wordsOf(text: string): string[] {
+export function wordsOf(text: string): string[] {
   return (text.match(WORD) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
 }
 

@@ -303,11 +303,12 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .execute();
       },
     },
-    "0012_search_terms": {
+    "0012_search_pairs": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {
-        // Matching by terms and pairs of words, so common words and phrases stay fast at a million
-        // pages (src/store/dialects/*-search.ts): an index 0007 made is rebuilt from what it holds.
+        // Words and pairs of words under their own indexes, each document's scope beside them, so
+        // common words and phrases stay fast at a million pages (src/store/dialects/*-search.ts):
+        // an index 0007 made is rebuilt from what it holds.
         await dialect.search.upgrade(db);
       },
     },

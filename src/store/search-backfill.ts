@@ -16,7 +16,7 @@ export async function backfillSearch(anyDb: Kysely<unknown>, dialect: Pick<Store
   for (;;) {
     const rows = await db
       .selectFrom("documents")
-      .select(["documentId", "title", "description", "tags", "language"])
+      .select(["documentId", "accountId", "state", "access", "title", "description", "tags", "language"])
       .where("documentId", ">", after)
       .orderBy("documentId")
       .limit(BATCH)

@@ -19,15 +19,20 @@ export type SearchScope =
   /** The public site: active public documents, of every account or of one. */
   | { kind: "public"; accountId?: number };
 
-/** The documents a scope may see, as a condition on the documents table `d`; plain SQL both dialects share. */
+/**
+ * The documents a scope may see, as a condition on the index's own row `s` (search_documents),
+ * which holds each document's account, state and access: a trigger on documents keeps the last
+ * two in the transaction that changes them (`scopeTriggers`), so a document made private or
+ * deleted leaves public search at once, and no search reads the documents table for its matches.
+ */
 export function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
   if (scope.kind === "public") {
-    const account = scope.accountId === undefined ? sql`` : sql` and d.account_id = ${scope.accountId}`;
-    return sql`d.access = 'public' and d.state = 'A'${account}`;
+    const account = scope.accountId === undefined ? sql`` : sql` and s.account_id = ${scope.accountId}`;
+    return sql`s.access = 'public' and s.state = 'A'${account}`;
   }
-  const access = scope.access === undefined ? sql`` : sql` and d.access = ${scope.access}`;
-  const states = scope.states.length ? sql` and d.state in (${sql.join(scope.states.map((s) => sql`${s}`))})` : sql``;
-  return sql`d.account_id = ${scope.accountId}${access}${states}`;
+  const access = scope.access === undefined ? sql`` : sql` and s.access = ${scope.access}`;
+  const states = scope.states.length ? sql` and s.state in (${sql.join(scope.states.map((st) => sql`${st}`))})` : sql``;
+  return sql`s.account_id = ${scope.accountId}${access}${states}`;
 }
 
 export interface SearchRequest {
@@ -115,6 +120,10 @@ export interface SearchEngine {
 /** The fields of a document the index holds (besides its text). */
 export interface IndexedFields {
   documentId: string;
+  /** Whose, and who may find it: kept in the index's row so a search never reads the documents table for its matches. */
+  accountId: number;
+  state: string;
+  access: string;
   title: string;
   description: string;
   /** JSON list, as the documents table keeps it. */
@@ -138,7 +147,7 @@ export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
   const indexFromRow = async (trx: Kysely<Database>, documentId: string, pages: readonly string[] | undefined) => {
     const row = await trx
       .selectFrom("documents")
-      .select(["documentId", "title", "description", "tags", "language"])
+      .select(["documentId", "accountId", "state", "access", "title", "description", "tags", "language"])
       .where("documentId", "=", documentId)
       .executeTakeFirst();
     if (row) await engine.index(trx, row, pages);

@@ -18,8 +18,13 @@ const pgSkip = await postgresUnavailable();
 const BEFORE_0012 = {
   sqlite: [
     "drop trigger search_documents_delete",
+    "drop trigger search_documents_scope",
+    "drop table search_words_fts",
+    "drop table search_pairs_fts",
     "drop table search_meta_fts",
-    "drop table search_terms_fts",
+    "alter table search_documents drop column account_id",
+    "alter table search_documents drop column state",
+    "alter table search_documents drop column access",
     `create virtual table search_docs_fts using fts5(title, tags, description, body, content='', contentless_delete=1,
        tokenize='porter unicode61 remove_diacritics 2')`,
     `insert into search_docs_fts (rowid, title, tags, description, body) select s.doc_key, d.title, '', d.description, '' from search_documents s
@@ -29,7 +34,13 @@ const BEFORE_0012 = {
        delete from search_pages_fts where rowid > old.doc_key * 131072 and rowid < (old.doc_key + 1) * 131072;
      end`,
   ],
-  postgres: ["drop index search_documents_pairs", "alter table search_documents drop column pairs"],
+  postgres: [
+    "drop trigger search_documents_scope on documents",
+    "drop function search_documents_scope()",
+    "drop index search_documents_pairs",
+    "drop index search_documents_meta",
+    "alter table search_documents drop column pairs, drop column account_id, drop column state, drop column access",
+  ],
 };
 
 for (const dialect of DIALECTS) {
@@ -51,7 +62,7 @@ for (const dialect of DIALECTS) {
       const survey = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mineral survey", tags: ["field notes"] }), pages);
       const other = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mill accounts" }), ["The old mill paid its workers in quartz."]);
       for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
-      await sql`delete from kysely_migration where name >= '0012_search_terms'`.execute(store.db);
+      await sql`delete from kysely_migration where name >= '0012_search_pairs'`.execute(store.db);
       await store.close();
 
       store = await openStore(url);

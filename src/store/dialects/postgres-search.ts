@@ -1,23 +1,27 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
-import { vectorPairs } from "./postgres-pairs.ts";
-import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows } from "../search-index.ts";
+import { phrasePairs, phraseWords, wordPairs } from "../../domain/word-pairs.ts";
+import {
+  FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
+} from "../search-index.ts";
 
 /**
  * PostgreSQL text search (decisions §11). Each document is parsed with the configuration of its
  * `language` (`quire_<name>`: the built-in one with `unaccent` before stemming, so accents fold
  * and snippets keep them), `quire_simple` when it has none or the database has no such language.
  *
- * `search_documents` holds per document its title, tags and description (`meta`, weights A, B,
- * C, with positions, for ranking), `words`: those and the whole text's words without positions
- * (a whole book's positions would pass the tsvector's bounds), and `pairs`: each pair of
- * neighbouring words of a field or a page with their distance (`vectorPairs`), both under GIN
- * indexes; `search_pages` each page's text and vector, for the pages that matched, the check of
- * a phrase of three or more words, and snippets (`ts_headline`). A phrase is its pairs: one GIN
- * lookup, where checking it page by page took seconds for common words at a million pages. The rank is the title's, tags' and description's: ranking by the text would
- * read every matching document's whole vector, which a query of a common word cannot afford
- * (documents that match by their text alone tie, ordered by documentId).
+ * `search_documents` holds per document its account, state and access (kept by a trigger on
+ * documents), its title, tags and description (`meta`, weights A, B, C, with positions, for
+ * ranking), `words`: those and the whole text's words without positions (a whole book's
+ * positions would pass the tsvector's bounds), and `pairs`: each pair of neighbouring words of a
+ * field or a page (`wordPairs`, the same as on SQLite), each under a GIN index; `search_pages`
+ * each page's text and vector, for the pages that matched, the check of a phrase of three or more
+ * words, and snippets (`ts_headline`). A phrase is its pairs: one GIN lookup, where checking it
+ * page by page took seconds for common words at a million pages. The rank is the title's, tags'
+ * and description's: ranking by the text would read every matching document's whole vector,
+ * which a query of a common word cannot afford (documents that match by their text alone tie,
+ * ordered by documentId).
  */
 
 /** ISO 639-1 codes and the text search configuration PostgreSQL ships for each. */
@@ -34,59 +38,91 @@ const configOf = (language: string) => sql`coalesce((select oid::regconfig from 
 
 // Every word quoted: websearch_to_tsquery then reads no operator (`or`, `-`) from user text.
 const quoted = (p: Phrase) => `"${p.join(" ")}"`;
-/** websearch syntax of the whole query. */
-const exactQuery = (q: SearchQuery) => [...q.required.map(quoted), ...q.excluded.map((p) => `-${quoted(p)}`)].join(" ");
-/** Without phrases (the document's text has no positions): each word of a phrase required, excluded phrases left to `phraseChecks`. */
-const looseQuery = (q: SearchQuery) =>
-  [...q.required.flat().map((w) => quoted([w])), ...q.excluded.filter((p) => p.length === 1).map((p) => `-${quoted(p)}`)].join(" ");
-const anyQuery = (q: SearchQuery) => q.required.map(quoted).join(" or ");
+/** How many words the index reads in a part of the query: 1 is a word, 2 a phrase its one pair decides. */
+const size = (p: Phrase) => phraseWords(p).length;
+/** websearch syntax of all the parts, or of any of them. */
+const allQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" ");
+const anyQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" or ");
+const pairsOf = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))];
 
-/** A phrase is found in the title, tags, description, or within one page. */
-function phraseFound(p: Phrase): RawBuilder<unknown> {
-  const tsq = sql`websearch_to_tsquery(s.config, ${quoted(p)})`;
-  return sql`(s.meta @@ ${tsq} or exists (select 1 from search_pages p where p.doc_key = s.doc_key and p.tsv @@ ${tsq}))`;
+/**
+ * Each configuration's condition on `s` for a websearch query, OR-ed: the tsquery of each is a
+ * constant the planner folds, so the column's GIN index serves it. The config is compared as
+ * text: an index on it must never be the way in (see forceGinPlan).
+ */
+function perConfig(configs: readonly string[], column: "words" | "meta", text: string): RawBuilder<unknown> {
+  const each = configs.map((c) => sql`(s.config::text = ${c} and s.${sql.raw(column)} @@ websearch_to_tsquery(${c}::regconfig, ${text}))`);
+  return sql`(${sql.join(each, sql` or `)})`;
+}
+
+/** The same query in each document's own configuration, as an expression on `s`. */
+function configQuery(configs: readonly string[], text: string): RawBuilder<unknown> {
+  return sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
 }
 
 /**
- * Phrases the pairs do not decide: a required one of three or more words (each of its pairs may be
- * found without the whole), and an excluded one (its pairs would be read from every candidate's row).
+ * The documents (key and id) in scope holding every required part and no excluded one, from the
+ * GIN indexes of words and pairs alone: each a set of its own, so no plan ever filters rows by a
+ * whole text's vector or pairs (read back out of line, that cost 800 MB for a common word), then
+ * intersected.
  */
-function phraseChecks(q: SearchQuery): RawBuilder<unknown> {
-  const checks = [
-    ...q.required.filter((p) => p.length > 2).map(phraseFound),
-    ...q.excluded.filter((p) => p.length > 1).map((p) => sql`not ${phraseFound(p)}`),
-  ];
-  return checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
+function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<unknown> {
+  const q = req.query;
+  const scoped = (condition: RawBuilder<unknown>) =>
+    sql`select s.doc_key, s.document_id from search_documents s where ${condition} and ${scopeFilter(req.scope)}`;
+  const words = q.required.filter((p) => size(p) === 1);
+  const phrases = q.required.filter((p) => size(p) > 1);
+  const held: RawBuilder<unknown>[] = [];
+  if (words.length) held.push(scoped(perConfig(configs, "words", allQuery(words))));
+  if (phrases.length) held.push(scoped(sql`s.pairs @> ${pairsOf(phrases)}::text[] collate "C"`));
+  let set = sql.join(held.map((h) => sql`(${h})`), sql` intersect `);
+  const exWords = q.excluded.filter((p) => size(p) === 1);
+  if (exWords.length) set = sql`${set} except (${scoped(perConfig(configs, "words", anyQuery(exWords)))})`;
+  // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
+  const exPairs = q.excluded.filter((p) => size(p) === 2);
+  if (exPairs.length) set = sql`${set} except (${scoped(sql`s.pairs && ${pairsOf(exPairs)}::text[] collate "C"`)})`;
+  return set;
 }
 
-/** The pairs of the query's required phrases in each configuration, which a document's pairs must hold. */
-async function phrasePairs(db: Kysely<Database>, configs: readonly string[], q: SearchQuery): Promise<Map<string, string[]>> {
-  const phrases = q.required.filter((p) => p.length > 1).map((p) => p.join(" "));
-  const byConfig = new Map<string, string[]>();
-  if (phrases.length === 0) return byConfig;
-  const vectors = await sql<{ config: string; vector: string }>`
-    select c.config, to_tsvector(c.config::regconfig, p.phrase)::text as vector
-      from unnest(${configs}::text[]) as c(config) cross join unnest(${phrases}::text[]) as p(phrase)`.execute(db);
-  for (const config of configs) byConfig.set(config, vectorPairs(vectors.rows.filter((r) => r.config === config).map((r) => r.vector)));
-  return byConfig;
+/** Whether the document of key `c.doc_key` holds the phrase in the title, tags, description, or within one page. */
+function phraseFound(p: Phrase): RawBuilder<unknown> {
+  const tsq = sql`websearch_to_tsquery(s.config, ${quoted(p)})`;
+  return sql`exists (select 1 from search_documents s where s.doc_key = c.doc_key and (s.meta @@ ${tsq}
+    or exists (select 1 from search_pages p where p.doc_key = s.doc_key and p.tsv @@ ${tsq})))`;
+}
+
+/**
+ * Phrases of three or more words, whose pairs only suggest them: a required one must be found
+ * whole; an excluded one removes a document that holds its pairs and the whole phrase.
+ */
+function longPhraseChecks(q: SearchQuery): RawBuilder<unknown> {
+  const checks = [
+    ...q.required.filter((p) => size(p) > 2).map(phraseFound),
+    ...q.excluded.filter((p) => size(p) > 2).map((p) => sql`not (exists (select 1 from search_documents s
+      where s.doc_key = c.doc_key and s.pairs @> ${pairsOf([p])}::text[] collate "C") and ${phraseFound(p)})`),
+  ];
+  return checks.length ? sql` where ${sql.join(checks, sql` and `)}` : sql``;
 }
 
 /** Normalisation 32 makes each rank 0..1. Weights are {D, C, B, A}: title A, tags B, description C. */
-const SCORE = sql.join(
-  [
-    sql`${FIELD_WEIGHTS.title} * ts_rank('{0,0,0,1}', s.meta, q.exact, 32)`,
-    sql`${FIELD_WEIGHTS.tags} * ts_rank('{0,0,1,0}', s.meta, q.exact, 32)`,
-    sql`${FIELD_WEIGHTS.description} * ts_rank('{0,1,0,0}', s.meta, q.exact, 32)`,
-  ],
-  sql` + `,
-);
+function score(exact: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql.join(
+    [
+      sql`${FIELD_WEIGHTS.title} * ts_rank('{0,0,0,1}', s.meta, ${exact}, 32)`,
+      sql`${FIELD_WEIGHTS.tags} * ts_rank('{0,0,1,0}', s.meta, ${exact}, 32)`,
+      sql`${FIELD_WEIGHTS.description} * ts_rank('{0,1,0,0}', s.meta, ${exact}, 32)`,
+    ],
+    sql` + `,
+  );
+}
 
 /**
- * Runs the matching query where the planner takes the documents' words through their GIN index.
- * It cannot see that the other ways cost more: a whole text's `words` is stored out of line, and
- * a plan that filters rows by it (a sequential scan, or a scan of another index) reads every
- * candidate's vector back. For a word in every one of 10,000 documents of 100 pages that was
- * 800 MB read and 0.7–1 s; through the index, which answers a word without its row, 20 ms.
+ * Runs the matching query where the planner takes the documents' words and pairs through their
+ * GIN indexes. It cannot see that the other ways cost more: a whole text's `words` and `pairs`
+ * are stored out of line, and a plan that filters rows by them (a sequential scan, or a scan of
+ * another index) reads every candidate's back. For a word in every one of 10,000 documents of
+ * 100 pages that was 800 MB read and 0.7–1 s; through the index, which answers a word without
+ * its row, 20 ms.
  */
 async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
@@ -113,13 +149,30 @@ async function pageHits(db: Kysely<Database>, docKey: number, query: string, lim
   return rows.rows.map((r) => ({ page: Number(r.page), snippet: r.snippet }));
 }
 
-/** The pairs of a document: its pages' (`search_pages`) and each of its fields'. */
-async function writePairs(db: Kysely<Database>, docKey: number, config: string, doc: { title: string; description: string; tags: string }) {
-  const fields = [doc.title, doc.description, ...(JSON.parse(doc.tags) as string[])];
-  const vectors = await sql<{ vector: string }>`
-    select tsv::text as vector from search_pages where doc_key = ${docKey}
-    union all select to_tsvector(${config}::regconfig, f)::text from unnest(${fields}::text[]) as f`.execute(db);
-  await sql`update search_documents set pairs = ${vectorPairs(vectors.rows.map((r) => r.vector))}::text[] where doc_key = ${docKey}`.execute(db);
+/** The pairs of a document's fields and pages (read back from `search_pages` when not given). */
+async function documentPairs(db: Kysely<Database>, docKey: number, doc: Pick<IndexedFields, "title" | "description" | "tags">, pages: readonly string[] | undefined) {
+  const texts = pages ?? (await sql<{ body: string }>`select body from search_pages where doc_key = ${docKey} order by page`.execute(db)).rows.map((r) => r.body);
+  return wordPairs([doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...texts]);
+}
+
+/** What 0012 added to 0007's search_documents: its scope, its pairs, their indexes, and the trigger that keeps the scope. */
+async function addColumns(db: Kysely<Database>): Promise<void> {
+  await sql`alter table search_documents add column account_id integer not null default 0,
+    add column state text not null default '', add column access text not null default '',
+    add column pairs text[] collate "C" not null default '{}'`.execute(db);
+}
+
+async function addIndexesAndTrigger(db: Kysely<Database>): Promise<void> {
+  await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
+  await sql`create index search_documents_meta on search_documents using gin (meta)`.execute(db);
+  // A document's state and access, as its searches read them, change in the statement that changes them.
+  await sql`create function search_documents_scope() returns trigger language plpgsql as $$
+    begin
+      update search_documents set state = new.state, access = new.access where document_id = new.document_id;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger search_documents_scope after update of state, access on documents for each row
+    when (old.state is distinct from new.state or old.access is distinct from new.access) execute function search_documents_scope()`.execute(db);
 }
 
 export const postgresSearch: SearchEngine = {
@@ -144,15 +197,33 @@ export const postgresSearch: SearchEngine = {
       meta tsvector not null,
       words tsvector not null)`.execute(db);
     await sql`create index search_documents_words on search_documents using gin (words)`.execute(db);
-    await sql`alter table search_documents add column pairs text[] not null default '{}'`.execute(db);
-    await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
     await sql`create index search_documents_config on search_documents (config)`.execute(db);
+    await addColumns(db);
+    await addIndexesAndTrigger(db);
     await sql`create table search_pages (
       doc_key bigint not null references search_documents(doc_key) on delete cascade,
       page integer not null,
       body text not null,
       tsv tsvector not null,
       primary key (doc_key, page))`.execute(db);
+  },
+
+  async upgrade(db) {
+    // Before 0012 a phrase was checked page by page, and a search read each match's documents row.
+    const has = await sql`select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'search_documents' and column_name = 'pairs'`.execute(db);
+    if (has.rows.length > 0) return;
+    await addColumns(db);
+    await sql`update search_documents s set account_id = d.account_id, state = d.state, access = d.access
+      from documents d where d.document_id = s.document_id`.execute(db);
+    const docs = await sql<{ docKey: number; title: string; description: string; tags: string }>`
+      select s.doc_key, d.title, d.description, d.tags from search_documents s join documents d on d.document_id = s.document_id order by s.doc_key`.execute(db);
+    for (const doc of docs.rows) {
+      const docKey = Number(doc.docKey);
+      await sql`update search_documents set pairs = ${await documentPairs(db, docKey, doc, undefined)}::text[] where doc_key = ${docKey}`.execute(db);
+    }
+    // Built once over the whole table, with room to sort: much faster than growing them row by row.
+    await sql`set local maintenance_work_mem = '512MB'`.execute(db);
+    await addIndexesAndTrigger(db);
   },
 
   async index(trx, doc, pages) {
@@ -162,8 +233,9 @@ export const postgresSearch: SearchEngine = {
     const meta = sql`setweight(to_tsvector(${cfg}, ${doc.title}), 'A') || setweight(to_tsvector(${cfg}, ${tagsText(doc.tags)}), 'B')
       || setweight(to_tsvector(${cfg}, ${doc.description}), 'C')`;
     const written = await sql<{ docKey: number; config: string }>`
-      insert into search_documents (document_id, config, meta, words) values (${doc.documentId}, ${cfg}, ${meta}, ''::tsvector)
-      on conflict (document_id) do update set config = excluded.config, meta = excluded.meta
+      insert into search_documents (document_id, account_id, state, access, config, meta, words)
+      values (${doc.documentId}, ${doc.accountId}, ${doc.state}, ${doc.access}, ${cfg}, ${meta}, ''::tsvector)
+      on conflict (document_id) do update set state = excluded.state, access = excluded.access, config = excluded.config, meta = excluded.meta
       returning doc_key, config::text as config`.execute(trx);
     const { docKey, config } = written.rows[0]!;
     if (pages !== undefined) {
@@ -177,23 +249,9 @@ export const postgresSearch: SearchEngine = {
       await sql`update search_pages set tsv = to_tsvector(${config}::regconfig, body) where doc_key = ${docKey}`.execute(trx);
     }
     // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text is parsed once).
-    await sql`update search_documents set words = meta || coalesce((select array_to_tsvector(array_agg(distinct u.lexeme))
+    const pairs = await documentPairs(trx, docKey, doc, pages);
+    await sql`update search_documents set pairs = ${pairs}::text[], words = meta || coalesce((select array_to_tsvector(array_agg(distinct u.lexeme))
       from search_pages p cross join lateral unnest(p.tsv) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
-    await writePairs(trx, docKey, config, doc);
-  },
-
-  async upgrade(db) {
-    // Before 0012 a phrase was checked page by page: the pairs are read from the pages' vectors.
-    const has = await sql`select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'search_documents' and column_name = 'pairs'`.execute(db);
-    if (has.rows.length > 0) return;
-    await sql`alter table search_documents add column pairs text[] not null default '{}'`.execute(db);
-    const docs = await sql<{ docKey: number; config: string; title: string; description: string; tags: string }>`
-      select s.doc_key, s.config::text as config, d.title, d.description, d.tags
-        from search_documents s join documents d on d.document_id = s.document_id order by s.doc_key`.execute(db);
-    for (const doc of docs.rows) await writePairs(db, Number(doc.docKey), doc.config, doc);
-    // Built once over the whole table, with room to sort: much faster than growing it row by row.
-    await sql`set local maintenance_work_mem = '512MB'`.execute(db);
-    await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
   },
 
   async hasPageText(db, documentId) {
@@ -204,41 +262,26 @@ export const postgresSearch: SearchEngine = {
   async search(db, req: SearchRequest) {
     const configs = (await sql<{ config: string }>`select distinct config::text as config from search_documents`.execute(db)).rows.map((r) => r.config);
     if (configs.length === 0) return { totalCount: 0, matches: [] };
-    const exact = exactQuery(req.query);
-    const loose = looseQuery(req.query);
-    // Each configuration's queries are constants the planner folds, so the GIN index serves the match.
-    const perConfig = (text: string) =>
-      sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
-    // config compared as text: an index on it must never be the way in (see forceGinPlan).
-    const pairs = await phrasePairs(db, configs, req.query);
-    const pairsHeld = (c: string) => (pairs.get(c)?.length ? sql` and s.pairs @> ${pairs.get(c)}::text[]` : sql``);
-    const matching = sql.join(
-      configs.map((c) => sql`(s.config::text = ${c} and s.words @@ websearch_to_tsquery(${c}::regconfig, ${loose})${pairsHeld(c)})`),
-      sql` or `,
-    );
-    // Ranked by the title, tags and description only where they hold a part of the query (ts_rank would read every candidate's).
-    const from = sql`from search_documents s
-        cross join lateral (select ${perConfig(exact)} as exact, ${perConfig(anyQuery(req.query))} as any) q
-        join documents d on d.document_id = s.document_id
-       where (${matching}) and ${scopeFilter(req.scope)}${phraseChecks(req.query)}`;
+    const required = req.query.required;
+    // Ranked by the title, tags and description, only where they hold a part of the query (ts_rank would read every candidate's).
+    const found = sql`with c as materialized (${candidates(configs, req)}),
+      r as materialized (select s.doc_key, ${score(configQuery(configs, allQuery(required)))} as score
+        from search_documents s where ${perConfig(configs, "meta", anyQuery(required))} and ${scopeFilter(req.scope)})
+      select c.doc_key as k, c.document_id, coalesce(r.score, 0) as score from c left join r on r.doc_key = c.doc_key${longPhraseChecks(req.query)}`;
     // The window first, on keys alone; the documents' rows only for it.
     const { window, totalCount } = await forceGinPlan(db, async (trx) => {
-      const found = (await sql<RankedKey & { total: number }>`
-        select s.doc_key as k, d.document_id, case when s.meta @@ q.any then ${SCORE} else 0 end as score, count(*) over () as total ${from}
-         order by score desc, d.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(trx)).rows;
-      let total = found.length ? Number(found[0]!.total) : 0;
-      if (found.length === 0 && req.startIndex > 0) {
-        total = Number((await sql<{ n: number }>`select count(*) as n ${from}`.execute(trx)).rows[0]?.n ?? 0);
+      const rows = (await sql<RankedKey & { total: number }>`
+        select f.k, f.document_id, f.score, count(*) over () as total from (${found}) f
+         order by f.score desc, f.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(trx)).rows;
+      let total = rows.length ? Number(rows[0]!.total) : 0;
+      if (rows.length === 0 && req.startIndex > 0) {
+        total = Number((await sql<{ n: number }>`select count(*) as n from (${found}) f`.execute(trx)).rows[0]?.n ?? 0);
       }
-      return { window: found, totalCount: total };
+      return { window: rows, totalCount: total };
     });
     if (req.pageSize === 0 || window.length === 0) return { totalCount, matches: [] };
     const rows = await windowRows(db, window);
-    if (req.pageSize === 0) return { totalCount, matches: [] };
-    const all = exactQuery({ required: req.query.required, excluded: [] });
-    const matches = await matchesOf(rows, req.query.required.length > 1, (key, anyWord) =>
-      pageHits(db, key, anyWord ? anyQuery(req.query) : all, req.maxHits),
-    );
+    const matches = await matchesOf(rows, required.length > 1, (key, anyWord) => pageHits(db, key, anyWord ? anyQuery(required) : allQuery(required), req.maxHits));
     return { totalCount, matches };
   },
 };

@@ -1,36 +1,45 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
+import { indexTerms, phrasePairs, phraseWords } from "../../domain/word-pairs.ts";
 import type { Database } from "../schema.ts";
-import { FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows } from "../search-index.ts";
+import {
+  FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
+} from "../search-index.ts";
 import { pageSnippet } from "../search-snippet.ts";
-import { FTS5_TOKENIZE, fts5Tokens } from "./sqlite-tokens.ts";
 
 /**
- * SQLite FTS5 (decisions §11). Case and accents are folded by unicode61; words are stemmed by
- * porter, the only stemmer FTS5 has (English rules, whatever the document's language).
+ * SQLite FTS5 (decisions §11). Words are stemmed by porter, the only stemmer FTS5 has (English
+ * rules, whatever the document's language).
  *
- * Three FTS5 tables, each for one question:
- * - `search_terms_fts`, which documents match: one contentless row per document, `detail=none`,
- *   holding every token of its title, tags, description and text (FTS5_TOKENIZE's, made by
- *   `fts5Tokens`) and every pair of neighbouring tokens as one term (`a_b`). A word is its
- *   token, a phrase its pairs: a document list per term without positions, so a word in every
- *   document, or a phrase of two such words, is read as quickly as a rare one. (With positions,
- *   a phrase of two common words was checked against every document's position lists: 214 ms at
- *   10,000 documents of 100 pages.)
+ * `search_documents` maps each document to its key, with its account, state and access (kept by
+ * `scopeTriggers`). Four FTS5 tables, each for one question:
+ * - `search_words_fts`, which documents hold a word: one contentless row per document,
+ *   `detail=none`, the distinct words (`indexTerms`) of its title, tags, description and
+ *   text; a word's document list has no positions, so a word in every document is read as
+ *   quickly as a rare one.
+ * - `search_pairs_fts`, which documents hold a phrase: the same for its pairs of neighbouring
+ *   words (`indexTerms`), each one term (`storm_front`). With positions, a phrase of two common
+ *   words was checked against every document's position lists: 214 ms at 10,000 documents of
+ *   100 pages. A phrase of three or more words is then checked whole in the two tables below,
+ *   since its pairs may each be found without it.
  * - `search_meta_fts`, how well: the title, tags and description with positions, ranked by bm25
  *   per column. The text is not ranked (bm25 over the text of every document holding a common
  *   word cost 40 ms per column at that size): documents found by their text alone tie, ordered
  *   by documentId, as on PostgreSQL.
- * - `search_pages_fts`, where: one row per page with its text, for the pages that matched, their
- *   snippets, and the check of a phrase of three or more words, whose pairs may each be found
- *   without the whole phrase. A page's rowid is its document's key times PAGE_SLOTS plus its
- *   number, so one document's pages are a rowid range.
+ * - `search_pages_fts`, where: one row per page with its text, for the pages that matched and
+ *   their snippets. A page's rowid is its document's key times PAGE_SLOTS plus its number, so one
+ *   document's pages are a rowid range.
+ *
+ * The words and pairs tables read terms already folded here (`word-pairs.ts`), so one word is
+ * always one term, whatever FTS5's own tables would make of it: their `ascii` tokenizer only
+ * splits at spaces (a folded word holds no other ASCII character than letters and digits).
  */
+const TOKENIZE = "porter unicode61 remove_diacritics 2";
+const WORDS_TOKENIZE = "porter ascii";
+const PAIRS_TOKENIZE = "ascii tokenchars '_'";
 
 /** Above QUIRE_MAX_PAGES's bound (100,000). */
 const PAGE_SLOTS = 131_072;
-/** The terms index reads tokens already made; `_` joins a pair's two tokens into one term (no token holds one). */
-const TERMS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'";
 
 /**
  * The rowid bounds of one document's pages, as SQLite integers. FTS5 seeks to a rowid range only
@@ -47,60 +56,54 @@ const pagesOfKey = (key: string) => sql.raw(`rowid > ${key} * ${PAGE_SLOTS} and 
 
 const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const quoted = (p: Phrase) => quote(p.join(" "));
+/** A word of the query as the words table holds it (folded here, stemmed by its tokenizer). */
+const wordTerm = (p: Phrase) => quote(phraseWords(p)[0]!);
+/** How many words the index reads in a part of the query: 1 is a word, 2 a phrase its one pair decides. */
+const size = (p: Phrase) => phraseWords(p).length;
+const pairTerms = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(quote);
 
-/** Every token of each sequence, and every pair of neighbours in it, once. */
-export function termsOf(sequences: readonly (readonly string[])[]): string {
-  const terms = new Set<string>();
-  for (const tokens of sequences) {
-    for (let i = 0; i < tokens.length; i++) {
-      terms.add(tokens[i]!);
-      if (i + 1 < tokens.length) terms.add(`${tokens[i]}_${tokens[i + 1]}`);
-    }
-  }
-  return [...terms].join(" ");
+/**
+ * The keys of the documents holding every required part and no excluded one, from the words and
+ * pairs tables alone: a compound select of their document lists. Every part reaches FTS5 quoted,
+ * so its operators never come from user text.
+ */
+function candidates(q: SearchQuery): RawBuilder<unknown> {
+  const words = q.required.filter((p) => size(p) === 1);
+  const phrases = q.required.filter((p) => size(p) > 1);
+  const held: RawBuilder<unknown>[] = [];
+  if (words.length) held.push(sql`select rowid as k from search_words_fts where search_words_fts match ${words.map(wordTerm).join(" AND ")}`);
+  if (phrases.length) held.push(sql`select rowid as k from search_pairs_fts where search_pairs_fts match ${pairTerms(phrases).join(" AND ")}`);
+  let set = sql.join(held, sql` intersect `);
+  const exWords = q.excluded.filter((p) => size(p) === 1);
+  if (exWords.length) set = sql`${set} except select rowid from search_words_fts where search_words_fts match ${exWords.map(wordTerm).join(" OR ")}`;
+  // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
+  const exPairs = q.excluded.filter((p) => size(p) === 2);
+  if (exPairs.length) set = sql`${set} except select rowid from search_pairs_fts where search_pairs_fts match ${pairTerms(exPairs).join(" OR ")}`;
+  return set;
 }
 
-/** A part of the query as terms: its token, or its pairs. Undefined when it has no token FTS5 keeps. */
-function partTerms(tokens: readonly string[]): string | undefined {
-  if (tokens.length === 0) return undefined;
-  if (tokens.length === 1) return quote(tokens[0]!);
-  const pairs = tokens.slice(1).map((t, i) => quote(`${tokens[i]}_${t}`));
-  return `(${pairs.join(" AND ")})`;
+/** Whether the document of key `s.doc_key` holds the phrase in one field or one page, as FTS5 reads it. */
+function phraseFound(p: Phrase): RawBuilder<unknown> {
+  return sql`(exists (select 1 from search_meta_fts where search_meta_fts match ${quoted(p)} and rowid = s.doc_key)
+    or exists (select 1 from search_pages_fts where search_pages_fts match ${quoted(p)} and ${pagesOfKey("s.doc_key")}))`;
 }
 
-interface TermsQuery {
-  /** FTS5 query on `search_terms_fts`; undefined when a required part can match nothing. */
-  match: string | undefined;
-  /** Phrases of three or more tokens, whose pairs only suggest them: checked whole afterwards. */
-  requiredLong: Phrase[];
-  excludedLong: Phrase[];
-}
-
-/** The query in terms: every part quoted, so FTS5's operators never come from user text. */
-export function termsQuery(q: SearchQuery): TermsQuery {
-  const tokens = fts5Tokens([...q.required, ...q.excluded].map((p) => p.join(" ")));
-  const required = tokens.slice(0, q.required.length);
-  const excluded = tokens.slice(q.required.length);
-  const requiredTerms = required.map(partTerms);
-  if (requiredTerms.some((t) => t === undefined)) return { match: undefined, requiredLong: [], excludedLong: [] };
-  // A long excluded phrase is excluded by its exact check only: its pairs would exclude documents without it.
-  const excludedTerms = excluded.flatMap((t) => (t.length > 2 ? [] : [partTerms(t)].filter((x) => x !== undefined)));
-  return {
-    match: [`(${requiredTerms.join(" AND ")})`, ...excludedTerms].join(" NOT "),
-    requiredLong: q.required.filter((_, i) => required[i]!.length > 2),
-    excludedLong: q.excluded.filter((_, i) => excluded[i]!.length > 2),
-  };
+/**
+ * Phrases of three or more words, whose pairs only suggest them: a required one must be found
+ * whole; an excluded one removes a document that holds its pairs and the whole phrase.
+ */
+function longPhraseChecks(q: SearchQuery): RawBuilder<unknown> {
+  const checks = [
+    ...q.required.filter((p) => size(p) > 2).map(phraseFound),
+    ...q.excluded.filter((p) => size(p) > 2).map((p) => sql`not (s.doc_key in (
+      select rowid from search_pairs_fts where search_pairs_fts match ${pairTerms([p]).join(" AND ")}) and ${phraseFound(p)})`),
+  ];
+  return checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
 }
 
 /** Any of the parts, for the title, tags and description's rank and for pages when none holds every part. */
 const anyQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" OR ");
 const allQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" AND ");
-
-/** Whether the document of key `m.k` holds the phrase itself, in one field or one page. */
-function phraseFound(p: Phrase) {
-  return sql`(exists (select 1 from search_meta_fts where search_meta_fts match ${quoted(p)} and rowid = m.k)
-    or exists (select 1 from search_pages_fts where search_pages_fts match ${quoted(p)} and ${pagesOfKey("m.k")}))`;
-}
 
 /** bm25 of one column (FTS5 answers it negated: lower is better), as 0..1, higher better. */
 const columnRank = (weights: string) => sql.raw(`(-bm25(search_meta_fts, ${weights}) / (1.0 - bm25(search_meta_fts, ${weights})))`);
@@ -142,33 +145,39 @@ async function pageHits(db: Kysely<Database>, docKey: number, query: string, lim
     .map((r) => ({ page: r.page, snippet: pageSnippet(r.marked, OPEN, CLOSE) }));
 }
 
-/** The tokens of a document's fields and text, as `termsOf` reads them: a tag's words never run into the next tag's. */
-function documentTokens(doc: { title: string; tags: string; description: string }, pages: readonly string[]): string[][] {
-  const tags = JSON.parse(doc.tags) as string[];
-  const tokens = fts5Tokens([doc.title, doc.description, ...tags, ...pages]);
-  return [...tokens.slice(0, 2 + tags.length), tokens.slice(2 + tags.length).flat()];
-}
-
+/** The tables 0012 made (the pages table is 0007's): see the comment at the top. */
 async function createTables(db: Kysely<Database>): Promise<void> {
+  await sql.raw(`create virtual table search_words_fts using fts5(words,
+    content='', contentless_delete=1, detail=none, tokenize='${WORDS_TOKENIZE}')`).execute(db);
+  await sql.raw(`create virtual table search_pairs_fts using fts5(pairs,
+    content='', contentless_delete=1, detail=none, tokenize="${PAIRS_TOKENIZE}")`).execute(db);
   await sql.raw(`create virtual table search_meta_fts using fts5(title, tags, description,
-    content='', contentless_delete=1, tokenize='${FTS5_TOKENIZE}')`).execute(db);
-  await sql.raw(`create virtual table search_terms_fts using fts5(terms,
-    content='', contentless_delete=1, detail=none, tokenize="${TERMS_TOKENIZE}")`).execute(db);
+    content='', contentless_delete=1, tokenize='${TOKENIZE}')`).execute(db);
   // Whatever removes the document (a delete, its account's removal) removes its entries with it.
   await sql.raw(`create trigger search_documents_delete after delete on search_documents begin
+    delete from search_words_fts where rowid = old.doc_key;
+    delete from search_pairs_fts where rowid = old.doc_key;
     delete from search_meta_fts where rowid = old.doc_key;
-    delete from search_terms_fts where rowid = old.doc_key;
     delete from search_pages_fts where rowid > old.doc_key * ${PAGE_SLOTS} and rowid < (old.doc_key + 1) * ${PAGE_SLOTS};
+  end`).execute(db);
+  // A document's state and access, as its searches read them, change in the statement that changes them.
+  await sql.raw(`create trigger search_documents_scope after update of state, access on documents
+    when old.state is not new.state or old.access is not new.access begin
+    update search_documents set state = new.state, access = new.access where document_id = new.document_id;
   end`).execute(db);
 }
 
-/** Writes a document's meta and terms rows (contentless: rewritten whole) from its fields and page texts. */
-async function writeDocumentRows(db: Kysely<Database>, docKey: number, doc: { title: string; tags: string; description: string }, pages: readonly string[]) {
+/** Writes a document's words, pairs and meta rows (contentless: rewritten whole) from its fields and page texts. */
+async function writeDocumentRows(db: Kysely<Database>, docKey: number, doc: Pick<IndexedFields, "title" | "tags" | "description">, pages: readonly string[]) {
+  const tags = JSON.parse(doc.tags) as string[];
+  const { words, pairs } = indexTerms([doc.title, doc.description, ...tags, ...pages]);
+  await sql`delete from search_words_fts where rowid = ${docKey}`.execute(db);
+  await sql`insert into search_words_fts (rowid, words) values (${docKey}, ${words.join(" ")})`.execute(db);
+  await sql`delete from search_pairs_fts where rowid = ${docKey}`.execute(db);
+  await sql`insert into search_pairs_fts (rowid, pairs) values (${docKey}, ${pairs.join(" ")})`.execute(db);
   await sql`delete from search_meta_fts where rowid = ${docKey}`.execute(db);
   await sql`insert into search_meta_fts (rowid, title, tags, description)
     values (${docKey}, ${doc.title}, ${tagsText(doc.tags)}, ${doc.description})`.execute(db);
-  await sql`delete from search_terms_fts where rowid = ${docKey}`.execute(db);
-  await sql`insert into search_terms_fts (rowid, terms) values (${docKey}, ${termsOf(documentTokens(doc, pages))})`.execute(db);
 }
 
 async function storedPages(db: Kysely<Database>, docKey: number): Promise<string[]> {
@@ -181,8 +190,11 @@ export const sqliteSearch: SearchEngine = {
   async migrate(db) {
     await sql`create table search_documents (
       doc_key integer primary key autoincrement,
-      document_id text not null unique references documents(document_id) on delete cascade)`.execute(db);
-    await sql.raw(`create virtual table search_pages_fts using fts5(body, tokenize='${FTS5_TOKENIZE}')`).execute(db);
+      document_id text not null unique references documents(document_id) on delete cascade,
+      account_id integer not null,
+      state text not null,
+      access text not null)`.execute(db);
+    await sql.raw(`create virtual table search_pages_fts using fts5(body, tokenize='${TOKENIZE}')`).execute(db);
     await createTables(db);
   },
 
@@ -192,6 +204,11 @@ export const sqliteSearch: SearchEngine = {
     if (old.rows.length === 0) return;
     await sql`drop trigger search_documents_delete`.execute(db);
     await sql`drop table search_docs_fts`.execute(db);
+    for (const column of ["account_id integer not null default 0", "state text not null default ''", "access text not null default ''"]) {
+      await sql.raw(`alter table search_documents add column ${column}`).execute(db);
+    }
+    await sql`update search_documents set (account_id, state, access) =
+      (select d.account_id, d.state, d.access from documents d where d.document_id = search_documents.document_id)`.execute(db);
     await createTables(db);
     const docs = await sql<{ docKey: number; title: string; tags: string; description: string }>`
       select s.doc_key, d.title, d.tags, d.description from search_documents s join documents d on d.document_id = s.document_id
@@ -200,7 +217,8 @@ export const sqliteSearch: SearchEngine = {
   },
 
   async index(trx, doc, pages) {
-    await sql`insert into search_documents (document_id) values (${doc.documentId}) on conflict (document_id) do nothing`.execute(trx);
+    await sql`insert into search_documents (document_id, account_id, state, access) values (${doc.documentId}, ${doc.accountId}, ${doc.state}, ${doc.access})
+      on conflict (document_id) do update set state = excluded.state, access = excluded.access`.execute(trx);
     const keyed = await sql<{ docKey: number }>`select doc_key from search_documents where document_id = ${doc.documentId}`.execute(trx);
     const docKey = Number(keyed.rows[0]!.docKey);
     const { first, end } = pageRowids(docKey);
@@ -214,25 +232,19 @@ export const sqliteSearch: SearchEngine = {
   },
 
   async hasPageText(db, documentId) {
-    const found = await sql`select 1 from search_documents m where m.document_id = ${documentId} and exists (
-      select 1 from search_pages_fts where ${pagesOfKey("m.doc_key")})`.execute(db);
+    const found = await sql`select 1 from search_documents s where s.document_id = ${documentId} and exists (
+      select 1 from search_pages_fts where ${pagesOfKey("s.doc_key")})`.execute(db);
     return found.rows.length > 0;
   },
 
   async search(db, req: SearchRequest) {
-    const terms = termsQuery(req.query);
-    if (terms.match === undefined) return { totalCount: 0, matches: [] };
-    const checks = [...terms.requiredLong.map(phraseFound), ...terms.excludedLong.map((p) => sql`not ${phraseFound(p)}`)];
-    const checked = checks.length ? sql` and ${sql.join(checks, sql` and `)}` : sql``;
     // FTS5's rank functions run only in a plain scan of their table: ranked first, joined after.
-    const found = sql`with m as materialized (select rowid as k from search_terms_fts where search_terms_fts match ${terms.match}),
+    const found = sql`with c as materialized (${candidates(req.query)}),
       r as materialized (select rowid as k, ${SCORE} as score from search_meta_fts where search_meta_fts match ${anyQuery(req.query.required)})
-      select m.k, d.document_id, coalesce(r.score, 0) as score
-        from m
-        join search_documents s on s.doc_key = m.k
-        join documents d on d.document_id = s.document_id
-        left join r on r.k = m.k
-       where ${scopeFilter(req.scope)}${checked}`;
+      select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score
+        from c join search_documents s on s.doc_key = c.k
+        left join r on r.k = s.doc_key
+       where ${scopeFilter(req.scope)}${longPhraseChecks(req.query)}`;
     // The window first, on keys alone; the documents' rows only for it.
     const window = (await sql<RankedKey & { total: number }>`
       select f.k, f.document_id, f.score, count(*) over () as total from (${found}) f
