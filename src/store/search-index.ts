@@ -78,25 +78,25 @@ export async function windowRows(db: Kysely<Database>, window: readonly RankedKe
   return window.map((w) => ({ ...byId.get(w.documentId)!, searchKey: w.k, searchScore: w.score }));
 }
 
+/** The pages of each of these documents that match a query (`anyWord`: any of its parts, else all), best first. */
+export type PageHitsOf = (keys: readonly number[], anyWord: boolean) => Promise<Map<number, SearchHit[]>>;
+
 /**
  * One result page's rows (a document's columns, its entry's key and score) as matches, each with
  * the pages that hold every word, or, when none does and there are several words, the pages that
- * hold any of them (decisions §11). `pageHits` is the engine's own page query.
+ * hold any of them (decisions §11). `pageHits` is the engine's own page query, asked for the
+ * whole window at once.
  */
-export async function matchesOf(
-  rows: ReadonlyArray<Record<string, unknown>>,
-  severalWords: boolean,
-  pageHits: (key: number, anyWord: boolean) => Promise<SearchHit[]>,
-): Promise<SearchMatch[]> {
-  const matches: SearchMatch[] = [];
-  for (const row of rows) {
-    const { searchKey, searchScore, ...record } = row;
-    const key = Number(searchKey);
-    let hits = await pageHits(key, false);
-    if (hits.length === 0 && severalWords) hits = await pageHits(key, true);
-    matches.push({ record: fromRow(record as Parameters<typeof fromRow>[0]), score: Number(searchScore), hits });
-  }
-  return matches;
+export async function matchesOf(rows: ReadonlyArray<Record<string, unknown>>, severalWords: boolean, pageHits: PageHitsOf): Promise<SearchMatch[]> {
+  const keys = rows.map((r) => Number(r.searchKey));
+  const hits = await pageHits(keys, false);
+  const without = keys.filter((k) => !hits.get(k)?.length);
+  if (without.length && severalWords) for (const [k, found] of await pageHits(without, true)) hits.set(k, found);
+  return rows.map(({ searchKey, searchScore, ...record }) => ({
+    record: fromRow(record as Parameters<typeof fromRow>[0]),
+    score: Number(searchScore),
+    hits: hits.get(Number(searchKey)) ?? [],
+  }));
 }
 
 /** What one engine (SQLite FTS5, PostgreSQL text search) does; everything else is written once, here. */

@@ -65,23 +65,34 @@ for (const dialect of DIALECTS) {
       await sql`delete from kysely_migration where name >= '0012_search_pairs'`.execute(store.db);
       await store.close();
 
-      store = await openStore(url);
-      const search = async (q: string) =>
-        store.search.search({ query: parseSearchQuery(q), scope: { kind: "account", accountId, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 5 });
-      const titles = async (q: string) => (await search(q)).matches.map((m) => m.record.title).sort();
-      assert.deepEqual(await titles("quartz"), ["Mill accounts", "Mineral survey"]);
-      assert.deepEqual(await titles('"quartz vein"'), ["Mineral survey"]);
-      assert.deepEqual(await titles('"under the old mill"'), ["Mineral survey"]);
-      assert.deepEqual(await titles('"field notes"'), ["Mineral survey"]);
-      assert.deepEqual(await titles('"mill paid"'), ["Mill accounts"]);
-      const [found] = (await search('"quartz vein"')).matches;
-      assert.deepEqual(found!.hits.map((h) => h.page), [10]);
-      assert.match(found!.hits[0]!.snippet, /\[\[quartz( |\]\] \[\[)vein\]\]/, "the phrase, or each of its words, marked");
-      assert.deepEqual((await search("survey")).matches[0]!.record.documentId, survey.documentId, "ranked by the title");
+      const upgraded = await openStore(url);
+      try {
+        const search = async (q: string) =>
+          upgraded.search.search({ query: parseSearchQuery(q), scope: { kind: "account", accountId, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 5 });
+        const titles = async (q: string) => (await search(q)).matches.map((m) => m.record.title).sort();
+        assert.deepEqual(await titles("quartz"), ["Mill accounts", "Mineral survey"]);
+        assert.deepEqual(await titles('"quartz vein"'), ["Mineral survey"]);
+        assert.deepEqual(await titles('"under the old mill"'), ["Mineral survey"]);
+        assert.deepEqual(await titles('"field notes"'), ["Mineral survey"]);
+        assert.deepEqual(await titles('"mill paid"'), ["Mill accounts"]);
+        const [found] = (await search('"quartz vein"')).matches;
+        assert.deepEqual(found!.hits.map((h) => h.page), [10]);
+        assert.match(found!.hits[0]!.snippet, /\[\[quartz( |\]\] \[\[)vein\]\]/, "the phrase, or each of its words, marked");
+        assert.deepEqual((await search("survey")).matches[0]!.record.documentId, survey.documentId, "ranked by the title");
 
-      await store.documents.deleteByNames(accountId, [other.documentId]);
-      assert.deepEqual(await titles("quartz"), ["Mineral survey"]);
-      assert.deepEqual(await titles('"mill paid"'), []);
+        // The scope the upgrade copied beside each entry, then kept by its trigger.
+        const publicTitles = async (q: string) =>
+          (await upgraded.search.search({ query: parseSearchQuery(q), scope: { kind: "public" }, startIndex: 0, pageSize: 10, maxHits: 5 })).matches.map((m) => m.record.title);
+        assert.deepEqual((await publicTitles("quartz")).sort(), ["Mill accounts", "Mineral survey"]);
+        await upgraded.documents.update(accountId, survey.documentId, { access: "private", updatedAt: Date.now() });
+        assert.deepEqual(await publicTitles("quartz"), ["Mill accounts"]);
+
+        await upgraded.documents.deleteByNames(accountId, [other.documentId]);
+        assert.deepEqual(await titles("quartz"), ["Mineral survey"]);
+        assert.deepEqual(await titles('"mill paid"'), []);
+      } finally {
+        await upgraded.close();
+      }
     });
   });
 }

@@ -126,8 +126,7 @@ function score(exact: RawBuilder<unknown>): RawBuilder<unknown> {
  */
 async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`set local enable_seqscan = off`.execute(trx);
-    await sql`set local enable_indexscan = off`.execute(trx);
+    await sql`select set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`.execute(trx);
     return run(trx);
   });
 }
@@ -138,15 +137,23 @@ async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>
  */
 const PAGES_EXAMINED = 25;
 
-/** The pages of one document that match, best first (ts_rank, then page order), among its first PAGES_EXAMINED. */
-async function pageHits(db: Kysely<Database>, docKey: number, query: string, limit: number): Promise<SearchHit[]> {
-  const rows = await sql<{ page: number; snippet: string }>`
-    with t as (select s.config, websearch_to_tsquery(s.config, ${query}) as q from search_documents s where s.doc_key = ${docKey}),
-      examined as (select p.page, p.body, ts_rank(p.tsv, t.q) as r from search_pages p, t
-                    where p.doc_key = ${docKey} and p.tsv @@ t.q order by p.page limit ${PAGES_EXAMINED})
-    select e.page, ts_headline(t.config, e.body, t.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
-      from examined e, t order by e.r desc, e.page limit ${limit}`.execute(db);
-  return rows.rows.map((r) => ({ page: Number(r.page), snippet: r.snippet }));
+/** The pages of each document that match, best first (ts_rank, then page order), among its first PAGES_EXAMINED; one statement for them all. */
+async function pageHits(db: Kysely<Database>, keys: readonly number[], query: string, limit: number): Promise<Map<number, SearchHit[]>> {
+  const rows = await sql<{ docKey: number; page: number; snippet: string }>`
+    with d as (select s.doc_key, s.config, websearch_to_tsquery(s.config, ${query}) as q from search_documents s where s.doc_key = any(${keys}::bigint[]))
+    select d.doc_key, e.page, ts_headline(d.config, e.body, d.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
+      from d cross join lateral (
+        select x.page, x.body, x.r from (select p.page, p.body, ts_rank(p.tsv, d.q) as r from search_pages p
+          where p.doc_key = d.doc_key and p.tsv @@ d.q order by p.page limit ${PAGES_EXAMINED}) x
+         order by x.r desc, x.page limit ${limit}) e
+     order by d.doc_key, e.r desc, e.page`.execute(db);
+  const hits = new Map<number, SearchHit[]>();
+  for (const r of rows.rows) {
+    const key = Number(r.docKey);
+    if (!hits.has(key)) hits.set(key, []);
+    hits.get(key)!.push({ page: Number(r.page), snippet: r.snippet });
+  }
+  return hits;
 }
 
 /** The pairs of a document's fields and pages (read back from `search_pages` when not given). */
@@ -260,7 +267,12 @@ export const postgresSearch: SearchEngine = {
   },
 
   async search(db, req: SearchRequest) {
-    const configs = (await sql<{ config: string }>`select distinct config::text as config from search_documents`.execute(db)).rows.map((r) => r.config);
+    // The configurations in use, from their index, one step each (a loose index scan): `select distinct` read the whole table.
+    const configs = (await sql<{ config: string }>`with recursive c as (
+        (select config from search_documents order by config limit 1)
+        union all
+        select (select s.config from search_documents s where s.config > c.config order by s.config limit 1) from c where c.config is not null)
+      select config::text as config from c where config is not null`.execute(db)).rows.map((r) => r.config);
     if (configs.length === 0) return { totalCount: 0, matches: [] };
     const required = req.query.required;
     // Ranked by the title, tags and description, only where they hold a part of the query (ts_rank would read every candidate's).
@@ -281,7 +293,7 @@ export const postgresSearch: SearchEngine = {
     });
     if (req.pageSize === 0 || window.length === 0) return { totalCount, matches: [] };
     const rows = await windowRows(db, window);
-    const matches = await matchesOf(rows, required.length > 1, (key, anyWord) => pageHits(db, key, anyWord ? anyQuery(required) : allQuery(required), req.maxHits));
+    const matches = await matchesOf(rows, required.length > 1, (keys, anyWord) => pageHits(db, keys, anyWord ? anyQuery(required) : allQuery(required), req.maxHits));
     return { totalCount, matches };
   },
 };

@@ -63,23 +63,29 @@ const size = (p: Phrase) => phraseWords(p).length;
 const pairTerms = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(quote);
 
 /**
- * The keys of the documents holding every required part and no excluded one, from the words and
- * pairs tables alone: a compound select of their document lists. Every part reaches FTS5 quoted,
- * so its operators never come from user text.
+ * The documents in scope holding every required part and no excluded one: the words and pairs
+ * tables alone decide, the first set read as the source (`f`), joined to each document's scope
+ * (`s`), the other sets checked against. Every part reaches FTS5 quoted, so its operators never
+ * come from user text.
  */
-function candidates(q: SearchQuery): RawBuilder<unknown> {
+function matching(req: SearchRequest): { source: RawBuilder<unknown>; where: RawBuilder<unknown> } {
+  const q = req.query;
   const words = q.required.filter((p) => size(p) === 1);
   const phrases = q.required.filter((p) => size(p) > 1);
-  const held: RawBuilder<unknown>[] = [];
-  if (words.length) held.push(sql`select rowid as k from search_words_fts where search_words_fts match ${words.map(wordTerm).join(" AND ")}`);
-  if (phrases.length) held.push(sql`select rowid as k from search_pairs_fts where search_pairs_fts match ${pairTerms(phrases).join(" AND ")}`);
-  let set = sql.join(held, sql` intersect `);
+  const held: Array<{ table: RawBuilder<unknown>; match: string }> = [];
+  if (words.length) held.push({ table: sql.raw("search_words_fts"), match: words.map(wordTerm).join(" AND ") });
+  if (phrases.length) held.push({ table: sql.raw("search_pairs_fts"), match: pairTerms(phrases).join(" AND ") });
+  const [first, ...others] = held;
+  const conditions = others.map((o) => sql` and f.rowid in (select rowid from ${o.table}(${o.match}))`);
   const exWords = q.excluded.filter((p) => size(p) === 1);
-  if (exWords.length) set = sql`${set} except select rowid from search_words_fts where search_words_fts match ${exWords.map(wordTerm).join(" OR ")}`;
+  if (exWords.length) conditions.push(sql` and f.rowid not in (select rowid from search_words_fts(${exWords.map(wordTerm).join(" OR ")}))`);
   // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
   const exPairs = q.excluded.filter((p) => size(p) === 2);
-  if (exPairs.length) set = sql`${set} except select rowid from search_pairs_fts where search_pairs_fts match ${pairTerms(exPairs).join(" OR ")}`;
-  return set;
+  if (exPairs.length) conditions.push(sql` and f.rowid not in (select rowid from search_pairs_fts(${pairTerms(exPairs).join(" OR ")}))`);
+  return {
+    source: sql`${first!.table}(${first!.match}) f join search_documents s on s.doc_key = f.rowid`,
+    where: sql`${scopeFilter(req.scope)}${sql.join(conditions, sql``)}${longPhraseChecks(q)}`,
+  };
 }
 
 /** Whether the document of key `s.doc_key` holds the phrase in one field or one page, as FTS5 reads it. */
@@ -238,26 +244,21 @@ export const sqliteSearch: SearchEngine = {
   },
 
   async search(db, req: SearchRequest) {
+    const { source, where } = matching(req);
+    // Counted apart: a window function over every match cost more than finding them (15 ms for a common word).
+    const totalCount = Number((await sql<{ n: number }>`select count(*) as n from ${source} where ${where}`.execute(db)).rows[0]!.n);
+    if (req.pageSize === 0 || totalCount <= req.startIndex) return { totalCount, matches: [] };
     // FTS5's rank functions run only in a plain scan of their table: ranked first, joined after.
-    const found = sql`with c as materialized (${candidates(req.query)}),
-      r as materialized (select rowid as k, ${SCORE} as score from search_meta_fts where search_meta_fts match ${anyQuery(req.query.required)})
-      select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score
-        from c join search_documents s on s.doc_key = c.k
-        left join r on r.k = s.doc_key
-       where ${scopeFilter(req.scope)}${longPhraseChecks(req.query)}`;
-    // The window first, on keys alone; the documents' rows only for it.
-    const window = (await sql<RankedKey & { total: number }>`
-      select f.k, f.document_id, f.score, count(*) over () as total from (${found}) f
-       order by f.score desc, f.document_id limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(db)).rows;
-    let totalCount = window.length ? Number(window[0]!.total) : 0;
-    if (window.length === 0 && req.startIndex > 0) {
-      totalCount = Number((await sql<{ n: number }>`select count(*) as n from (${found}) f`.execute(db)).rows[0]?.n ?? 0);
-    }
-    if (req.pageSize === 0 || window.length === 0) return { totalCount, matches: [] };
+    // The window on keys alone; the documents' rows only for it.
+    const window = (await sql<RankedKey>`
+      with r as materialized (select rowid as k, ${SCORE} as score from search_meta_fts(${anyQuery(req.query.required)}))
+      select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score from ${source} left join r on r.k = s.doc_key
+       where ${where} order by score desc, s.document_id limit ${req.pageSize} offset ${req.startIndex}`.execute(db)).rows;
     const rows = await windowRows(db, window);
-    const matches = await matchesOf(rows, req.query.required.length > 1, (key, anyWord) =>
-      pageHits(db, key, anyWord ? anyQuery(req.query.required) : allQuery(req.query.required), req.maxHits),
-    );
+    const matches = await matchesOf(rows, req.query.required.length > 1, async (keys, anyWord) => {
+      const query = anyWord ? anyQuery(req.query.required) : allQuery(req.query.required);
+      return new Map(await Promise.all(keys.map(async (k) => [k, await pageHits(db, k, query, req.maxHits)] as const)));
+    });
     return { totalCount, matches };
   },
 };
