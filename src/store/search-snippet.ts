@@ -1,3 +1,5 @@
+import { fold } from "../domain/word-pairs.ts";
+
 /** Words a snippet holds (FTS5's `snippet()` was asked for as many). */
 const SNIPPET_WORDS = 16;
 /** Words kept before the first match of the snippet, so it reads in context. */
@@ -9,7 +11,7 @@ const LEAD_WORDS = 3;
  * SNIPPET_WORDS words holding the most matches (the first such), starting a few words before its
  * first match, `…` where the page goes on. Made here rather than by a second query of the engine.
  */
-export function pageSnippet(marked: string, open: string, close: string): string {
+export function pageSnippet(marked: string, open: string, close: string, cut: { before: boolean; after: boolean } = { before: false, after: false }): string {
   const words = marked.split(/\s+/).filter((w) => w !== "");
   const starts = words.flatMap((w, i) => (w.includes(open) ? [i] : []));
   let from = 0;
@@ -27,5 +29,42 @@ export function pageSnippet(marked: string, open: string, close: string): string
   if (firstClose !== -1 && (firstOpen === -1 || firstClose < firstOpen)) text = open + text;
   if (text.lastIndexOf(open) > text.lastIndexOf(close)) text += close;
   text = text.replaceAll(open, "[[").replaceAll(close, "]]");
-  return `${from > 0 ? "…" : ""}${text}${to < words.length ? "…" : ""}`;
+  return `${from > 0 || cut.before ? "…" : ""}${text}${to < words.length || cut.after ? "…" : ""}`;
 }
+
+/** Characters of a page kept before and after its first match for a highlighter (about 20 and 60 words). */
+const WINDOW_BEFORE = 160;
+const WINDOW_AFTER = 480;
+
+/**
+ * The part of a page around the first place where one of the query's words is written as it is
+ * (folded), for an engine's highlighter to mark instead of the whole page (PostgreSQL's
+ * `ts_headline` parses every word it is given: half a millisecond a page), cut at spaces, with
+ * whether the page goes on before and after it. Undefined when no word is there as written (only
+ * another form of it, found by stemming): the whole page must be marked then.
+ */
+export function matchWindow(page: string, words: readonly string[]): { text: string; before: boolean; after: boolean } | undefined {
+  const folded = fold(page);
+  // Folding keeps a Latin page's length (é is e and its accent, then e): its offsets are the page's.
+  if (folded.length !== page.length || words.length === 0) return undefined;
+  let first = -1;
+  for (const word of words) {
+    for (let at = folded.indexOf(word); at !== -1 && (first === -1 || at < first); at = folded.indexOf(word, at + 1)) {
+      if (!isWordChar(folded[at - 1]) && !isWordChar(folded[at + word.length])) {
+        first = at;
+        break;
+      }
+    }
+  }
+  if (first === -1) return undefined;
+  let start = Math.max(0, first - WINDOW_BEFORE);
+  let end = Math.min(page.length, first + WINDOW_AFTER);
+  // Cut at spaces, never into a word.
+  while (start > 0 && start < first && !SPACE.test(page[start - 1]!)) start++;
+  while (end < page.length && end > first && !SPACE.test(page[end]!)) end--;
+  return { text: page.slice(start, end), before: start > 0, after: end < page.length };
+}
+
+const SPACE = /\s/;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c);

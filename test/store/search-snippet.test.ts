@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { pageSnippet } from "../../src/store/search-snippet.ts";
+import { matchWindow, pageSnippet } from "../../src/store/search-snippet.ts";
 
 const O = "\u0001";
 const C = "\u0002";
@@ -24,4 +24,26 @@ test("a phrase cut by the snippet's edge is still closed", () => {
 
 test("a page without a match gives its first words", () => {
   assert.equal(pageSnippet(words(0, 20), O, C), `${words(0, 16)}…`);
+});
+
+test("the window a highlighter marks: around the first word of the query as written, cut at spaces, saying where the page goes on", () => {
+  const page = `${words(0, 60)} The Lighthouse-keeper wrote. ${words(60, 200)}`;
+  const found = matchWindow(page, ["lighthouse", "wrote"])!;
+  assert.ok(found.before && found.after);
+  assert.ok(found.text.includes("The Lighthouse-keeper wrote."), found.text);
+  assert.ok(found.text.length < 700);
+  assert.match(found.text, /^w\d+ /, "starts at a word");
+  assert.match(found.text, / w\d+$/, "ends at a word");
+  assert.deepEqual(matchWindow("Café crème at the harbour.", ["creme"]), { text: "Café crème at the harbour.", before: false, after: false });
+});
+
+test("no window when the query's words are there only inside others, or in another form", () => {
+  assert.equal(matchWindow("The lighthouses and the keepers.", ["lighthouse", "keeper"]), undefined);
+  assert.equal(matchWindow("mislighthouse", ["lighthouse"]), undefined);
+  assert.equal(matchWindow("", ["a"]), undefined);
+  assert.equal(matchWindow("a page", []), undefined);
+});
+
+test("a snippet of a window says the page goes on where the window was cut", () => {
+  assert.equal(pageSnippet(`a ${O}b${C} c`, O, C, { before: true, after: true }), "…a [[b]] c…");
 });

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
 import { phrasePairs, phraseWords, wordPairs } from "../../domain/word-pairs.ts";
+import { matchWindow, pageSnippet } from "../search-snippet.ts";
 import {
   FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
 } from "../search-index.ts";
@@ -43,7 +44,28 @@ const size = (p: Phrase) => phraseWords(p).length;
 /** websearch syntax of all the parts, or of any of them. */
 const allQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" ");
 const anyQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" or ");
-const pairsOf = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))];
+/**
+ * A pair of words as the pairs column holds it: a 53-bit hash of its text. A document of 100
+ * pages brings some 20,000 pairs, nearly all new to the index, so their entries are most of its
+ * size and of the cost of writing it: as numbers, 70% of the size and 80% of the time of text
+ * (measured on 200 such documents). Two pairs share a hash once in 2^53: at a million pages, one
+ * phrase query in some 50 million may list a document that holds its words but not the phrase.
+ */
+export function pairKey(pair: string): number {
+  // cyrb53 (public domain): two 32-bit multiply-xorshift lanes, folded into 53 bits.
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < pair.length; i++) {
+    const c = pair.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+const pairsOf = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(pairKey);
 
 /**
  * Each configuration's condition on `s` for a websearch query, OR-ed: the tsquery of each is a
@@ -74,13 +96,13 @@ function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<
   const phrases = q.required.filter((p) => size(p) > 1);
   const held: RawBuilder<unknown>[] = [];
   if (words.length) held.push(scoped(perConfig(configs, "words", allQuery(words))));
-  if (phrases.length) held.push(scoped(sql`s.pairs @> ${pairsOf(phrases)}::text[] collate "C"`));
+  if (phrases.length) held.push(scoped(sql`s.pairs @> ${pairsOf(phrases)}::int8[]`));
   let set = sql.join(held.map((h) => sql`(${h})`), sql` intersect `);
   const exWords = q.excluded.filter((p) => size(p) === 1);
   if (exWords.length) set = sql`${set} except (${scoped(perConfig(configs, "words", anyQuery(exWords)))})`;
   // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
   const exPairs = q.excluded.filter((p) => size(p) === 2);
-  if (exPairs.length) set = sql`${set} except (${scoped(sql`s.pairs && ${pairsOf(exPairs)}::text[] collate "C"`)})`;
+  if (exPairs.length) set = sql`${set} except (${scoped(sql`s.pairs && ${pairsOf(exPairs)}::int8[]`)})`;
   return set;
 }
 
@@ -99,7 +121,7 @@ function longPhraseChecks(q: SearchQuery): RawBuilder<unknown> {
   const checks = [
     ...q.required.filter((p) => size(p) > 2).map(phraseFound),
     ...q.excluded.filter((p) => size(p) > 2).map((p) => sql`not (exists (select 1 from search_documents s
-      where s.doc_key = c.doc_key and s.pairs @> ${pairsOf([p])}::text[] collate "C") and ${phraseFound(p)})`),
+      where s.doc_key = c.doc_key and s.pairs @> ${pairsOf([p])}::int8[]) and ${phraseFound(p)})`),
   ];
   return checks.length ? sql` where ${sql.join(checks, sql` and `)}` : sql``;
 }
@@ -137,40 +159,61 @@ async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>
  */
 const PAGES_EXAMINED = 25;
 
-/** The pages of each document that match, best first (ts_rank, then page order), among its first PAGES_EXAMINED; one statement for them all. */
-async function pageHits(db: Kysely<Database>, keys: readonly number[], query: string, limit: number): Promise<Map<number, SearchHit[]>> {
-  const rows = await sql<{ docKey: number; page: number; snippet: string }>`
+/** Around each match in `ts_headline`'s copy of a page (text extraction drops control characters; a stray one would only change a snippet). */
+const OPEN = "\u0001";
+const CLOSE = "\u0002";
+
+/**
+ * The pages of each document that match, best first (ts_rank, then page order), among its first
+ * PAGES_EXAMINED, with their snippets: the pages in one statement for the whole window, then
+ * their marks in one more. `ts_headline` marks only the part of each page around a word of the
+ * query as written (`matchWindow`), the whole page when it holds another form only; the snippet
+ * is then cut as on SQLite (`pageSnippet`).
+ */
+async function pageHits(db: Kysely<Database>, keys: readonly number[], parts: readonly Phrase[], anyWord: boolean, limit: number): Promise<Map<number, SearchHit[]>> {
+  const query = anyWord ? anyQuery(parts) : allQuery(parts);
+  const pages = (await sql<{ docKey: number; page: number; body: string; config: string }>`
     with d as (select s.doc_key, s.config, websearch_to_tsquery(s.config, ${query}) as q from search_documents s where s.doc_key = any(${keys}::bigint[]))
-    select d.doc_key, e.page, ts_headline(d.config, e.body, d.q, 'StartSel=[[, StopSel=]], MaxWords=24, MinWords=10, MaxFragments=1') as snippet
+    select d.doc_key, d.config::text as config, e.page, e.body
       from d cross join lateral (
         select x.page, x.body, x.r from (select p.page, p.body, ts_rank(p.tsv, d.q) as r from search_pages p
           where p.doc_key = d.doc_key and p.tsv @@ d.q order by p.page limit ${PAGES_EXAMINED}) x
          order by x.r desc, x.page limit ${limit}) e
-     order by d.doc_key, e.r desc, e.page`.execute(db);
+     order by d.doc_key, e.r desc, e.page`.execute(db)).rows;
+  if (pages.length === 0) return new Map();
+  const words = [...new Set(parts.flatMap(phraseWords))];
+  const windows = pages.map((p) => matchWindow(p.body, words) ?? { text: p.body, before: false, after: false });
+  const marked = (await sql<{ marked: string }>`
+    select ts_headline(t.config::regconfig, t.text, websearch_to_tsquery(t.config::regconfig, ${query}),
+             ${`HighlightAll=true, StartSel=${OPEN}, StopSel=${CLOSE}`}) as marked
+      from unnest(${pages.map((p) => p.config)}::text[], ${windows.map((w) => w.text)}::text[]) with ordinality as t(config, text, n)
+     order by t.n`.execute(db)).rows;
   const hits = new Map<number, SearchHit[]>();
-  for (const r of rows.rows) {
-    const key = Number(r.docKey);
+  pages.forEach((p, i) => {
+    const key = Number(p.docKey);
     if (!hits.has(key)) hits.set(key, []);
-    hits.get(key)!.push({ page: Number(r.page), snippet: r.snippet });
-  }
+    hits.get(key)!.push({ page: Number(p.page), snippet: pageSnippet(marked[i]!.marked, OPEN, CLOSE, windows[i]!) });
+  });
   return hits;
 }
 
 /** The pairs of a document's fields and pages (read back from `search_pages` when not given). */
 async function documentPairs(db: Kysely<Database>, docKey: number, doc: Pick<IndexedFields, "title" | "description" | "tags">, pages: readonly string[] | undefined) {
   const texts = pages ?? (await sql<{ body: string }>`select body from search_pages where doc_key = ${docKey} order by page`.execute(db)).rows.map((r) => r.body);
-  return wordPairs([doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...texts]);
+  return wordPairs([doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...texts]).map(pairKey);
 }
 
 /** What 0012 added to 0007's search_documents: its scope, its pairs, their indexes, and the trigger that keeps the scope. */
 async function addColumns(db: Kysely<Database>): Promise<void> {
   await sql`alter table search_documents add column account_id integer not null default 0,
     add column state text not null default '', add column access text not null default '',
-    add column pairs text[] collate "C" not null default '{}'`.execute(db);
+    add column pairs int8[] not null default '{}'`.execute(db);
 }
 
 async function addIndexesAndTrigger(db: Kysely<Database>): Promise<void> {
-  await sql`create index search_documents_pairs on search_documents using gin (pairs)`.execute(db);
+  // No pending list: a document's new pairs would fill it every few documents, and the writer
+  // that fills it merges it (a second, now and then), while every phrase query reads it.
+  await sql`create index search_documents_pairs on search_documents using gin (pairs) with (fastupdate = off)`.execute(db);
   await sql`create index search_documents_meta on search_documents using gin (meta)`.execute(db);
   // A document's state and access, as its searches read them, change in the statement that changes them.
   await sql`create function search_documents_scope() returns trigger language plpgsql as $$
@@ -226,7 +269,7 @@ export const postgresSearch: SearchEngine = {
       select s.doc_key, d.title, d.description, d.tags from search_documents s join documents d on d.document_id = s.document_id order by s.doc_key`.execute(db);
     for (const doc of docs.rows) {
       const docKey = Number(doc.docKey);
-      await sql`update search_documents set pairs = ${await documentPairs(db, docKey, doc, undefined)}::text[] where doc_key = ${docKey}`.execute(db);
+      await sql`update search_documents set pairs = ${await documentPairs(db, docKey, doc, undefined)}::int8[] where doc_key = ${docKey}`.execute(db);
     }
     // Built once over the whole table, with room to sort: much faster than growing them row by row.
     await sql`set local maintenance_work_mem = '512MB'`.execute(db);
@@ -257,8 +300,9 @@ export const postgresSearch: SearchEngine = {
     }
     // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text is parsed once).
     const pairs = await documentPairs(trx, docKey, doc, pages);
-    await sql`update search_documents set pairs = ${pairs}::text[], words = meta || coalesce((select array_to_tsvector(array_agg(distinct u.lexeme))
-      from search_pages p cross join lateral unnest(p.tsv) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
+    // array_to_tsvector drops repeated lexemes itself (a distinct first took twice as long).
+    await sql`update search_documents set pairs = ${pairs}::int8[], words = meta || coalesce((select array_to_tsvector(array_agg(u))
+      from search_pages p cross join lateral unnest(tsvector_to_array(p.tsv)) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
   },
 
   async hasPageText(db, documentId) {
@@ -293,7 +337,7 @@ export const postgresSearch: SearchEngine = {
     });
     if (req.pageSize === 0 || window.length === 0) return { totalCount, matches: [] };
     const rows = await windowRows(db, window);
-    const matches = await matchesOf(rows, required.length > 1, (keys, anyWord) => pageHits(db, keys, anyWord ? anyQuery(required) : allQuery(required), req.maxHits));
+    const matches = await matchesOf(rows, required.length > 1, (keys, anyWord) => pageHits(db, keys, required, anyWord, req.maxHits));
     return { totalCount, matches };
   },
 };
