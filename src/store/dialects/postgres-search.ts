@@ -103,26 +103,21 @@ function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<
   // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
   const exPairs = q.excluded.filter((p) => size(p) === 2);
   if (exPairs.length) set = sql`${set} except (${scoped(sql`s.pairs && ${pairsOf(exPairs)}::int8[]`)})`;
+  // A longer one removes the documents that hold its pairs (few, through the index) and the whole phrase.
+  for (const p of q.excluded.filter((x) => size(x) > 2)) set = sql`${set} except (${scoped(sql`s.pairs @> ${pairsOf([p])}::int8[] and ${phraseFound(p, sql`s.doc_key`)}`)})`;
   return set;
 }
 
-/** Whether the document of key `c.doc_key` holds the phrase in the title, tags, description, or within one page. */
-function phraseFound(p: Phrase): RawBuilder<unknown> {
-  const tsq = sql`websearch_to_tsquery(s.config, ${quoted(p)})`;
-  return sql`exists (select 1 from search_documents s where s.doc_key = c.doc_key and (s.meta @@ ${tsq}
-    or exists (select 1 from search_pages p where p.doc_key = s.doc_key and p.tsv @@ ${tsq})))`;
+/** Whether the document of this key holds the phrase in the title, tags, description, or within one page. */
+function phraseFound(p: Phrase, key: RawBuilder<unknown>): RawBuilder<unknown> {
+  const tsq = sql`websearch_to_tsquery(f.config, ${quoted(p)})`;
+  return sql`exists (select 1 from search_documents f where f.doc_key = ${key} and (f.meta @@ ${tsq}
+    or exists (select 1 from search_pages p where p.doc_key = f.doc_key and p.tsv @@ ${tsq})))`;
 }
 
-/**
- * Phrases of three or more words, whose pairs only suggest them: a required one must be found
- * whole; an excluded one removes a document that holds its pairs and the whole phrase.
- */
+/** Required phrases of three or more words, whose pairs only suggest them: each must be found whole. */
 function longPhraseChecks(q: SearchQuery): RawBuilder<unknown> {
-  const checks = [
-    ...q.required.filter((p) => size(p) > 2).map(phraseFound),
-    ...q.excluded.filter((p) => size(p) > 2).map((p) => sql`not (exists (select 1 from search_documents s
-      where s.doc_key = c.doc_key and s.pairs @> ${pairsOf([p])}::int8[]) and ${phraseFound(p)})`),
-  ];
+  const checks = q.required.filter((p) => size(p) > 2).map((p) => phraseFound(p, sql`c.doc_key`));
   return checks.length ? sql` where ${sql.join(checks, sql` and `)}` : sql``;
 }
 
