@@ -160,6 +160,34 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(beyond.matches, []);
     });
 
+    test("many matches: those ranked by their title first, then the rest in documentId order, in any window", async () => {
+      // Past 300 matches SQLite reads the unranked ones in documentId order instead of sorting them all.
+      const carol = (await store.accounts.createWithKey("carol", "c".repeat(32), "s".repeat(32), 1))!;
+      for (let i = 0; i < 320; i++) {
+        const title = i % 100 === 7 ? `Zebrafish log ${i}` : `Fish log ${i}`;
+        await publishWithText(store, newStoreDoc(carol, "carol", { title }), [`A page about the zebrafish, number ${i}.`]);
+      }
+      const window = (startIndex: number, pageSize: number) =>
+        store.search.search({ query: parseSearchQuery("zebrafish"), scope: { kind: "account", accountId: carol, states: ["A"] }, startIndex, pageSize, maxHits: 1 });
+      const all: Array<{ id: string; title: string; score: number }> = [];
+      for (let start = 0; start < 320; start += 7) {
+        const page = await window(start, 7);
+        assert.equal(page.totalCount, 320);
+        all.push(...page.matches.map((m) => ({ id: m.record.documentId, title: m.record.title, score: m.score })));
+      }
+      assert.equal(new Set(all.map((m) => m.id)).size, 320, "every match once");
+      assert.deepEqual(all.slice(0, 4).map((m) => m.title).sort(), ["Zebrafish log 107", "Zebrafish log 207", "Zebrafish log 307", "Zebrafish log 7"]);
+      assert.ok(all.slice(0, 4).every((m, i) => m.score > 0 && (i === 0 || m.score <= all[i - 1]!.score)));
+      const rest = all.slice(4);
+      assert.ok(rest.every((m) => m.score === 0));
+      assert.deepEqual(rest.map((m) => m.id), rest.map((m) => m.id).sort(), "the rest in documentId order");
+      assert.deepEqual((await window(1, 5)).matches.map((m) => m.record.documentId), all.slice(1, 6).map((m) => m.id), "a window across the ranked and the rest");
+      assert.deepEqual((await window(318, 10)).matches.map((m) => m.record.documentId), all.slice(318).map((m) => m.id));
+      assert.deepEqual((await window(320, 10)).matches, []);
+      assert.equal((await window(0, 0)).totalCount, 320);
+      assert.deepEqual((await window(0, 3)).matches[0]!.hits.map((h) => h.page), [1]);
+    });
+
     test("hostile queries are only words to the engines", async () => {
       for (const q of ['"', "-", "NEAR(a b)", "a* OR b", "' or 1=1 --", "lighthouse:*", "col:lighthouse", "(((", "\u0000", "title:x"]) {
         await search(q); // must not throw

@@ -63,29 +63,27 @@ const size = (p: Phrase) => phraseWords(p).length;
 const pairTerms = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(quote);
 
 /**
- * The documents in scope holding every required part and no excluded one: the words and pairs
- * tables alone decide, the first set read as the source (`f`), joined to each document's scope
- * (`s`), the other sets checked against. Every part reaches FTS5 quoted, so its operators never
- * come from user text.
+ * The documents in scope holding every required part and no excluded one, as the document list
+ * of the first required set (`first`: a words or pairs table and its query) and conditions on
+ * `s`, the document's row in search_documents: its scope, and its key in or out of the other
+ * sets. The words and pairs tables alone decide; every part reaches FTS5 quoted, so its
+ * operators never come from user text.
  */
-function matching(req: SearchRequest): { source: RawBuilder<unknown>; where: RawBuilder<unknown> } {
+function matching(req: SearchRequest): { first: RawBuilder<unknown>; where: RawBuilder<unknown> } {
   const q = req.query;
   const words = q.required.filter((p) => size(p) === 1);
   const phrases = q.required.filter((p) => size(p) > 1);
-  const held: Array<{ table: RawBuilder<unknown>; match: string }> = [];
-  if (words.length) held.push({ table: sql.raw("search_words_fts"), match: words.map(wordTerm).join(" AND ") });
-  if (phrases.length) held.push({ table: sql.raw("search_pairs_fts"), match: pairTerms(phrases).join(" AND ") });
+  const held: RawBuilder<unknown>[] = [];
+  if (words.length) held.push(sql`search_words_fts(${words.map(wordTerm).join(" AND ")})`);
+  if (phrases.length) held.push(sql`search_pairs_fts(${pairTerms(phrases).join(" AND ")})`);
   const [first, ...others] = held;
-  const conditions = others.map((o) => sql` and f.rowid in (select rowid from ${o.table}(${o.match}))`);
+  const conditions = others.map((set) => sql` and s.doc_key in (select rowid from ${set})`);
   const exWords = q.excluded.filter((p) => size(p) === 1);
-  if (exWords.length) conditions.push(sql` and f.rowid not in (select rowid from search_words_fts(${exWords.map(wordTerm).join(" OR ")}))`);
+  if (exWords.length) conditions.push(sql` and s.doc_key not in (select rowid from search_words_fts(${exWords.map(wordTerm).join(" OR ")}))`);
   // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
   const exPairs = q.excluded.filter((p) => size(p) === 2);
-  if (exPairs.length) conditions.push(sql` and f.rowid not in (select rowid from search_pairs_fts(${pairTerms(exPairs).join(" OR ")}))`);
-  return {
-    source: sql`${first!.table}(${first!.match}) f join search_documents s on s.doc_key = f.rowid`,
-    where: sql`${scopeFilter(req.scope)}${sql.join(conditions, sql``)}${longPhraseChecks(q)}`,
-  };
+  if (exPairs.length) conditions.push(sql` and s.doc_key not in (select rowid from search_pairs_fts(${pairTerms(exPairs).join(" OR ")}))`);
+  return { first: first!, where: sql`${scopeFilter(req.scope)}${sql.join(conditions, sql``)}${longPhraseChecks(q)}` };
 }
 
 /** Whether the document of key `s.doc_key` holds the phrase in one field or one page, as FTS5 reads it. */
@@ -192,6 +190,43 @@ async function storedPages(db: Kysely<Database>, docKey: number): Promise<string
   return rows.rows.map((r) => r.body);
 }
 
+/** The documents whose title, tags or description hold a part of the query, with their score (FTS5's rank functions run only in a plain scan of their table). */
+const titled = (req: SearchRequest) => sql`select rowid as k, ${SCORE} as score from search_meta_fts(${anyQuery(req.query.required)})`;
+
+/** Matches from which a window is read in documentId order rather than sorted (see orderedWindow). */
+const ORDERED_FROM = 300;
+
+/** One window of the matches, best first: every match scored and sorted (few matches). */
+async function sortedWindow(db: Kysely<Database>, req: SearchRequest, first: RawBuilder<unknown>, where: RawBuilder<unknown>): Promise<RankedKey[]> {
+  return (await sql<RankedKey>`with r as materialized (${titled(req)})
+    select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score
+      from ${first} f join search_documents s on s.doc_key = f.rowid left join r on r.k = s.doc_key
+     where ${where} order by score desc, s.document_id limit ${req.pageSize} offset ${req.startIndex}`.execute(db)).rows;
+}
+
+/**
+ * One window of many matches (a word in nearly every document): those whose title, tags or
+ * description hold a part of the query first (few, sorted by score), then the others, which all
+ * score 0, read in documentId order from its index until the window is full, rather than all
+ * sorted (10 ms for 10,000 matches, against 1 to read the first ten).
+ */
+async function orderedWindow(db: Kysely<Database>, req: SearchRequest, first: RawBuilder<unknown>, where: RawBuilder<unknown>): Promise<RankedKey[]> {
+  const end = req.startIndex + req.pageSize;
+  // One statement, so the first set's document list is read once: the ranked few, then the rest in order.
+  const rows = (await sql<RankedKey & { part: number }>`
+    with c as materialized (select rowid as k from ${first}), r as materialized (${titled(req)})
+    select * from (select 0 as part, s.doc_key as k, s.document_id, r.score from r join search_documents s on s.doc_key = r.k
+       where s.doc_key in c and ${where} order by r.score desc, s.document_id)
+    union all
+    select * from (select 1 as part, s.doc_key as k, s.document_id, 0 as score from search_documents s indexed by sqlite_autoindex_search_documents_1
+       where s.doc_key in c and s.doc_key not in (select k from r) and ${where} order by s.document_id limit ${end})`.execute(db)).rows;
+  // documentIds are ASCII: JS orders them as SQLite's binary collation does.
+  const byId = (a: RankedKey, b: RankedKey) => (a.documentId < b.documentId ? -1 : a.documentId > b.documentId ? 1 : 0);
+  const ranked = rows.filter((r) => r.part === 0).sort((a, b) => b.score - a.score || byId(a, b));
+  const rest = rows.filter((r) => r.part === 1).sort(byId);
+  return [...ranked, ...rest].slice(req.startIndex, end).map(({ k, documentId, score }) => ({ k, documentId, score }));
+}
+
 export const sqliteSearch: SearchEngine = {
   async migrate(db) {
     await sql`create table search_documents (
@@ -244,16 +279,12 @@ export const sqliteSearch: SearchEngine = {
   },
 
   async search(db, req: SearchRequest) {
-    const { source, where } = matching(req);
+    const { first, where } = matching(req);
     // Counted apart: a window function over every match cost more than finding them (15 ms for a common word).
-    const totalCount = Number((await sql<{ n: number }>`select count(*) as n from ${source} where ${where}`.execute(db)).rows[0]!.n);
+    const totalCount = Number((await sql<{ n: number }>`
+      select count(*) as n from ${first} f join search_documents s on s.doc_key = f.rowid where ${where}`.execute(db)).rows[0]!.n);
     if (req.pageSize === 0 || totalCount <= req.startIndex) return { totalCount, matches: [] };
-    // FTS5's rank functions run only in a plain scan of their table: ranked first, joined after.
-    // The window on keys alone; the documents' rows only for it.
-    const window = (await sql<RankedKey>`
-      with r as materialized (select rowid as k, ${SCORE} as score from search_meta_fts(${anyQuery(req.query.required)}))
-      select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score from ${source} left join r on r.k = s.doc_key
-       where ${where} order by score desc, s.document_id limit ${req.pageSize} offset ${req.startIndex}`.execute(db)).rows;
+    const window = totalCount > ORDERED_FROM ? await orderedWindow(db, req, first, where) : await sortedWindow(db, req, first, where);
     const rows = await windowRows(db, window);
     const matches = await matchesOf(rows, req.query.required.length > 1, async (keys, anyWord) => {
       const query = anyWord ? anyQuery(req.query.required) : allQuery(req.query.required);
