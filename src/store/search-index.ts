@@ -57,6 +57,13 @@ export interface SearchMatch {
   hits: SearchHit[];
 }
 
+/**
+ * The matching pages of a document examined for its hits, in page order; the best of them are
+ * answered. Marking a page for its snippet reads it again: a word on every page of 10 result
+ * documents of 100 pages would otherwise mark 1,000 pages for the 50 shown.
+ */
+export const PAGES_EXAMINED = 12;
+
 /** One result window's documents, best first: their keys in the index and scores. */
 export interface RankedKey {
   k: number;

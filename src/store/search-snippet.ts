@@ -1,5 +1,11 @@
 import { fold } from "../domain/word-pairs.ts";
 
+/** Around each match in an engine's marked copy of a page (text extraction drops control characters; a stray one would only change a snippet). */
+export const MARK_OPEN = "\u0001";
+export const MARK_CLOSE = "\u0002";
+
+const NON_SPACE = /\S+/g;
+
 /** Words a snippet holds (FTS5's `snippet()` was asked for as many). */
 const SNIPPET_WORDS = 16;
 /** Words kept before the first match of the snippet, so it reads in context. */
@@ -12,14 +18,19 @@ const LEAD_WORDS = 3;
  * first match, `…` where the page goes on. Made here rather than by a second query of the engine.
  */
 export function pageSnippet(marked: string, open: string, close: string, cut: { before: boolean; after: boolean } = { before: false, after: false }): string {
-  const words = marked.split(/\s+/).filter((w) => w !== "");
-  const starts = words.flatMap((w, i) => (w.includes(open) ? [i] : []));
+  const words = marked.match(NON_SPACE) ?? [];
+  const starts: number[] = [];
+  for (let i = 0; i < words.length; i++) if (words[i]!.includes(open)) starts.push(i);
   let from = 0;
   let best = -1;
+  // The matches in each match's window, between two indexes that only move on (windows start in order).
+  let lo = 0;
+  let hi = 0;
   for (const at of starts) {
     const start = Math.max(0, Math.min(at - LEAD_WORDS, words.length - SNIPPET_WORDS));
-    const count = starts.filter((i) => i >= start && i < start + SNIPPET_WORDS).length;
-    if (count > best) [from, best] = [start, count];
+    while (starts[lo]! < start) lo++;
+    while (hi < starts.length && starts[hi]! < start + SNIPPET_WORDS) hi++;
+    if (hi - lo > best) [from, best] = [start, hi - lo];
   }
   const to = Math.min(words.length, from + SNIPPET_WORDS);
   let text = words.slice(from, to).join(" ");

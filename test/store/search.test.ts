@@ -161,7 +161,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("many matches: those ranked by their title first, then the rest in documentId order, in any window", async () => {
-      // Past 300 matches SQLite reads the unranked ones in documentId order instead of sorting them all.
+      // Enough matches that a window is a small part of them.
       const carol = (await store.accounts.createWithKey("carol", "c".repeat(32), "s".repeat(32), 1))!;
       for (let i = 0; i < 320; i++) {
         const title = i % 100 === 7 ? `Zebrafish log ${i}` : `Fish log ${i}`;

@@ -33,7 +33,7 @@ describe("fair claims across accounts", { timeout: 240_000 }, () => {
     const hostileIds = await queueHostileLoad(rig, 20, 10);
     assert.equal(hostileIds.length, 30);
     let maxHostileRunning = 0;
-    let victim: string | undefined;
+    let victim: string | undefined = undefined;
     // The hostile queue as it was when the victim's job was first seen claimed: fairness is when
     // it is claimed; how long its conversion then takes depends on the machine's load alone.
     let leftAtClaim: { queued: number; running: number } | undefined;

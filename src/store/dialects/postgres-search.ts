@@ -2,9 +2,9 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
 import { phrasePairs, phraseWords, wordPairs } from "../../domain/word-pairs.ts";
-import { matchWindow, pageSnippet } from "../search-snippet.ts";
+import { MARK_CLOSE, MARK_OPEN, matchWindow, pageSnippet } from "../search-snippet.ts";
 import {
-  FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
+  FIELD_WEIGHTS, matchesOf, PAGES_EXAMINED, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
 } from "../search-index.ts";
 
 /**
@@ -149,16 +149,6 @@ async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>
 }
 
 /**
- * The matching pages of a document examined for its hits, in page order: a word on every page of
- * 10 result documents of 100 pages each would otherwise rank and read 1,000 pages for the 50 shown.
- */
-const PAGES_EXAMINED = 25;
-
-/** Around each match in `ts_headline`'s copy of a page (text extraction drops control characters; a stray one would only change a snippet). */
-const OPEN = "\u0001";
-const CLOSE = "\u0002";
-
-/**
  * The pages of each document that match, best first (ts_rank, then page order), among its first
  * PAGES_EXAMINED, with their snippets: the pages in one statement for the whole window, then
  * their marks in one more. `ts_headline` marks only the part of each page around a word of the
@@ -180,14 +170,14 @@ async function pageHits(db: Kysely<Database>, keys: readonly number[], parts: re
   const windows = pages.map((p) => matchWindow(p.body, words) ?? { text: p.body, before: false, after: false });
   const marked = (await sql<{ marked: string }>`
     select ts_headline(t.config::regconfig, t.text, websearch_to_tsquery(t.config::regconfig, ${query}),
-             ${`HighlightAll=true, StartSel=${OPEN}, StopSel=${CLOSE}`}) as marked
+             ${`HighlightAll=true, StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}`}) as marked
       from unnest(${pages.map((p) => p.config)}::text[], ${windows.map((w) => w.text)}::text[]) with ordinality as t(config, text, n)
      order by t.n`.execute(db)).rows;
   const hits = new Map<number, SearchHit[]>();
   pages.forEach((p, i) => {
     const key = Number(p.docKey);
     if (!hits.has(key)) hits.set(key, []);
-    hits.get(key)!.push({ page: Number(p.page), snippet: pageSnippet(marked[i]!.marked, OPEN, CLOSE, windows[i]!) });
+    hits.get(key)!.push({ page: Number(p.page), snippet: pageSnippet(marked[i]!.marked, MARK_OPEN, MARK_CLOSE, windows[i]!) });
   });
   return hits;
 }

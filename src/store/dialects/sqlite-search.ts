@@ -3,9 +3,9 @@ import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import { indexTerms, phrasePairs, phraseWords } from "../../domain/word-pairs.ts";
 import type { Database } from "../schema.ts";
 import {
-  FIELD_WEIGHTS, matchesOf, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
+  FIELD_WEIGHTS, matchesOf, PAGES_EXAMINED, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
 } from "../search-index.ts";
-import { pageSnippet } from "../search-snippet.ts";
+import { MARK_CLOSE, MARK_OPEN, pageSnippet } from "../search-snippet.ts";
 
 /**
  * SQLite FTS5 (decisions §11). Words are stemmed by porter, the only stemmer FTS5 has (English
@@ -121,16 +121,6 @@ const SCORE = sql.join(
   sql` + `,
 );
 
-/** Around each match in `highlight()`'s copy of a page (text extraction drops control characters; a stray one would only change a snippet). */
-const OPEN = "\u0001";
-const CLOSE = "\u0002";
-/**
- * The matching pages of a document examined for its hits, in page order. Highlighting a page
- * re-reads its text; a word on every page of 10 result documents of 100 pages each would read
- * 1,000 pages for the 50 shown.
- */
-const PAGES_EXAMINED = 25;
-
 /**
  * The pages of one document that match, best first: those with the most matches, then in page
  * order, among its first PAGES_EXAMINED matching pages. Not FTS5's bm25 (`rank`): it needs how
@@ -140,13 +130,13 @@ const PAGES_EXAMINED = 25;
 async function pageHits(db: Kysely<Database>, docKey: number, query: string, limit: number): Promise<SearchHit[]> {
   const { first, end } = pageRowids(docKey);
   const marked = await sql<{ page: number; marked: string }>`
-    select rowid - ${first} as page, highlight(search_pages_fts, 0, ${OPEN}, ${CLOSE}) as marked from search_pages_fts
+    select rowid - ${first} as page, highlight(search_pages_fts, 0, ${MARK_OPEN}, ${MARK_CLOSE}) as marked from search_pages_fts
      where search_pages_fts match ${query} and rowid > ${first} and rowid < ${end} order by rowid limit ${PAGES_EXAMINED}`.execute(db);
   return marked.rows
-    .map((r) => ({ page: Number(r.page), marked: r.marked, matches: r.marked.split(OPEN).length - 1 }))
+    .map((r) => ({ page: Number(r.page), marked: r.marked, matches: r.marked.split(MARK_OPEN).length - 1 }))
     .sort((a, b) => b.matches - a.matches || a.page - b.page)
     .slice(0, limit)
-    .map((r) => ({ page: r.page, snippet: pageSnippet(r.marked, OPEN, CLOSE) }));
+    .map((r) => ({ page: r.page, snippet: pageSnippet(r.marked, MARK_OPEN, MARK_CLOSE) }));
 }
 
 /** The tables 0012 made (the pages table is 0007's): see the comment at the top. */
@@ -193,38 +183,12 @@ async function storedPages(db: Kysely<Database>, docKey: number): Promise<string
 /** The documents whose title, tags or description hold a part of the query, with their score (FTS5's rank functions run only in a plain scan of their table). */
 const titled = (req: SearchRequest) => sql`select rowid as k, ${SCORE} as score from search_meta_fts(${anyQuery(req.query.required)})`;
 
-/** Matches from which a window is read in documentId order rather than sorted (see orderedWindow). */
-const ORDERED_FROM = 300;
-
-/** One window of the matches, best first: every match scored and sorted (few matches). */
-async function sortedWindow(db: Kysely<Database>, req: SearchRequest, first: RawBuilder<unknown>, where: RawBuilder<unknown>): Promise<RankedKey[]> {
+/** One window of the matches, best first: every match scored (0 when its title, tags and description hold no part), then sorted. */
+async function rankedWindow(db: Kysely<Database>, req: SearchRequest, first: RawBuilder<unknown>, where: RawBuilder<unknown>): Promise<RankedKey[]> {
   return (await sql<RankedKey>`with r as materialized (${titled(req)})
     select s.doc_key as k, s.document_id, coalesce(r.score, 0) as score
       from ${first} f join search_documents s on s.doc_key = f.rowid left join r on r.k = s.doc_key
      where ${where} order by score desc, s.document_id limit ${req.pageSize} offset ${req.startIndex}`.execute(db)).rows;
-}
-
-/**
- * One window of many matches (a word in nearly every document): those whose title, tags or
- * description hold a part of the query first (few, sorted by score), then the others, which all
- * score 0, read in documentId order from its index until the window is full, rather than all
- * sorted (10 ms for 10,000 matches, against 1 to read the first ten).
- */
-async function orderedWindow(db: Kysely<Database>, req: SearchRequest, first: RawBuilder<unknown>, where: RawBuilder<unknown>): Promise<RankedKey[]> {
-  const end = req.startIndex + req.pageSize;
-  // One statement, so the first set's document list is read once: the ranked few, then the rest in order.
-  const rows = (await sql<RankedKey & { part: number }>`
-    with c as materialized (select rowid as k from ${first}), r as materialized (${titled(req)})
-    select * from (select 0 as part, s.doc_key as k, s.document_id, r.score from r join search_documents s on s.doc_key = r.k
-       where s.doc_key in c and ${where} order by r.score desc, s.document_id)
-    union all
-    select * from (select 1 as part, s.doc_key as k, s.document_id, 0 as score from search_documents s indexed by sqlite_autoindex_search_documents_1
-       where s.doc_key in c and s.doc_key not in (select k from r) and ${where} order by s.document_id limit ${end})`.execute(db)).rows;
-  // documentIds are ASCII: JS orders them as SQLite's binary collation does.
-  const byId = (a: RankedKey, b: RankedKey) => (a.documentId < b.documentId ? -1 : a.documentId > b.documentId ? 1 : 0);
-  const ranked = rows.filter((r) => r.part === 0).sort((a, b) => b.score - a.score || byId(a, b));
-  const rest = rows.filter((r) => r.part === 1).sort(byId);
-  return [...ranked, ...rest].slice(req.startIndex, end).map(({ k, documentId, score }) => ({ k, documentId, score }));
 }
 
 export const sqliteSearch: SearchEngine = {
@@ -284,7 +248,7 @@ export const sqliteSearch: SearchEngine = {
     const totalCount = Number((await sql<{ n: number }>`
       select count(*) as n from ${first} f join search_documents s on s.doc_key = f.rowid where ${where}`.execute(db)).rows[0]!.n);
     if (req.pageSize === 0 || totalCount <= req.startIndex) return { totalCount, matches: [] };
-    const window = totalCount > ORDERED_FROM ? await orderedWindow(db, req, first, where) : await sortedWindow(db, req, first, where);
+    const window = await rankedWindow(db, req, first, where);
     const rows = await windowRows(db, window);
     const matches = await matchesOf(rows, req.query.required.length > 1, async (keys, anyWord) => {
       const query = anyWord ? anyQuery(req.query.required) : allQuery(req.query.required);
