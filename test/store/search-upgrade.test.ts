@@ -37,9 +37,9 @@ const BEFORE_0012 = {
   postgres: [
     "drop trigger search_documents_scope on documents",
     "drop function search_documents_scope()",
-    "drop index search_documents_pairs",
     "drop index search_documents_meta",
-    "alter table search_documents drop column pairs, drop column account_id, drop column state, drop column access",
+    "drop table search_pairs",
+    "alter table search_documents drop column account_id, drop column state, drop column access",
   ],
 };
 

@@ -82,30 +82,31 @@ function configQuery(configs: readonly string[], text: string): RawBuilder<unkno
   return sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
 }
 
+/** websearch syntax of the words every match must hold, and of those it must not: the words of phrases too (their pairs then decide). */
+const looseQuery = (q: SearchQuery) =>
+  [...q.required.flat().map((w) => quoted([w])), ...q.excluded.filter((p) => size(p) === 1).map((p) => `-${quoted(p)}`)].join(" ");
+
 /**
- * The documents (key and id) in scope holding every required part and no excluded one, from the
- * GIN indexes of words and pairs alone: each a set of its own, so no plan ever filters rows by a
- * whole text's vector or pairs (read back out of line, that cost 800 MB for a common word), then
- * intersected.
+ * The documents (key and id) in scope holding every required part and no excluded one: those
+ * whose words hold every word of the query and none excluded, through the words' GIN index,
+ * then kept or dropped by the sets of the pairs' GIN indexes (hashed, each read once). No plan
+ * ever filters rows by a whole text's vector or pairs (read back out of line, that cost 800 MB
+ * for a common word).
  */
 function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<unknown> {
   const q = req.query;
-  const scoped = (condition: RawBuilder<unknown>) =>
-    sql`select s.doc_key, s.document_id from search_documents s where ${condition} and ${scopeFilter(req.scope)}`;
-  const words = q.required.filter((p) => size(p) === 1);
+  const conditions: RawBuilder<unknown>[] = [];
   const phrases = q.required.filter((p) => size(p) > 1);
-  const held: RawBuilder<unknown>[] = [];
-  if (words.length) held.push(scoped(perConfig(configs, "words", allQuery(words))));
-  if (phrases.length) held.push(scoped(sql`s.pairs @> ${pairsOf(phrases)}::int8[]`));
-  let set = sql.join(held.map((h) => sql`(${h})`), sql` intersect `);
-  const exWords = q.excluded.filter((p) => size(p) === 1);
-  if (exWords.length) set = sql`${set} except (${scoped(perConfig(configs, "words", anyQuery(exWords)))})`;
-  // A pair decides a phrase of two words; a longer one is excluded by its whole check (see longPhraseChecks).
+  if (phrases.length) conditions.push(sql`s.doc_key in (select doc_key from search_pairs where pairs @> ${pairsOf(phrases)}::int8[])`);
+  // A pair decides a phrase of two words; a longer one removes the documents that hold its pairs and the whole phrase.
   const exPairs = q.excluded.filter((p) => size(p) === 2);
-  if (exPairs.length) set = sql`${set} except (${scoped(sql`s.pairs && ${pairsOf(exPairs)}::int8[]`)})`;
-  // A longer one removes the documents that hold its pairs (few, through the index) and the whole phrase.
-  for (const p of q.excluded.filter((x) => size(x) > 2)) set = sql`${set} except (${scoped(sql`s.pairs @> ${pairsOf([p])}::int8[] and ${phraseFound(p, sql`s.doc_key`)}`)})`;
-  return set;
+  if (exPairs.length) conditions.push(sql`s.doc_key not in (select doc_key from search_pairs where pairs && ${pairsOf(exPairs)}::int8[])`);
+  for (const p of q.excluded.filter((x) => size(x) > 2)) {
+    conditions.push(sql`s.doc_key not in (select e.doc_key from search_pairs e where e.pairs @> ${pairsOf([p])}::int8[] and ${phraseFound(p, sql`e.doc_key`)})`);
+  }
+  const more = conditions.length ? sql` and ${sql.join(conditions, sql` and `)}` : sql``;
+  return sql`select s.doc_key, s.document_id from search_documents s
+    where ${perConfig(configs, "words", looseQuery(q))} and ${scopeFilter(req.scope)}${more}`;
 }
 
 /** Whether the document of this key holds the phrase in the title, tags, description, or within one page. */
@@ -143,7 +144,8 @@ function score(exact: RawBuilder<unknown>): RawBuilder<unknown> {
  */
 async function forceGinPlan<T>(db: Kysely<Database>, run: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`select set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`.execute(trx);
+    // JIT off too: a plan with a disabled node is priced past JIT's threshold, and compiling it took 0.9 s.
+    await sql`select set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true), set_config('jit', 'off', true)`.execute(trx);
     return run(trx);
   });
 }
@@ -188,17 +190,56 @@ async function documentPairs(db: Kysely<Database>, docKey: number, doc: Pick<Ind
   return wordPairs([doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...texts]).map(pairKey);
 }
 
-/** What 0012 added to 0007's search_documents: its scope, its pairs, their indexes, and the trigger that keeps the scope. */
-async function addColumns(db: Kysely<Database>): Promise<void> {
-  await sql`alter table search_documents add column account_id integer not null default 0,
-    add column state text not null default '', add column access text not null default '',
-    add column pairs int8[] not null default '{}'`.execute(db);
+/**
+ * Documents per partition of `search_pairs`, by their key. A document's pairs are nearly all new
+ * to the index, so writing them touches a page of the GIN index for each: in one index of every
+ * document's pairs, those pages were soon out of memory and each written whole to the WAL again
+ * after every checkpoint (74 MB of WAL and 430 ms per document of 100 pages at 2,000 documents,
+ * and growing). A partition's index stays small and in memory: 2.6 MB of WAL and 130 ms per
+ * such document at any size; a phrase query reads one small index per partition.
+ */
+const PAIRS_PARTITION = 256;
+
+/** Creates the partition of `search_pairs` that holds this key, when none does yet. */
+async function ensurePairsPartition(trx: Kysely<Database>, docKey: number): Promise<void> {
+  const n = Math.floor(docKey / PAIRS_PARTITION);
+  const name = `search_pairs_${n}`;
+  const exists = async () => (await sql`select 1 from pg_inherits i join pg_class c on c.oid = i.inhrelid where c.relname = ${name}
+    and c.relnamespace = current_schema()::regnamespace`.execute(trx)).rows.length > 0;
+  if (!(await exists())) {
+    // One creator at a time; the others wait for it to commit, then find the partition there.
+    await sql`select pg_advisory_xact_lock(${PAIRS_LOCK}, ${n})`.execute(trx);
+    if (!(await exists())) {
+      // Attached rather than created as a partition: ATTACH takes a lock that lets searches and writes go on.
+      await sql`create table ${sql.id(name)} (like search_pairs including defaults including constraints)`.execute(trx);
+      await sql`alter table search_pairs attach partition ${sql.id(name)}
+        for values from (${sql.lit(n * PAIRS_PARTITION)}) to (${sql.lit((n + 1) * PAIRS_PARTITION)})`.execute(trx);
+    }
+  }
 }
 
-async function addIndexesAndTrigger(db: Kysely<Database>): Promise<void> {
+/** The advisory lock class of partition creation (any number that no other lock of ours uses). */
+const PAIRS_LOCK = 0x5151;
+
+/** Writes a document's pairs, computed from its fields and pages (read back from `search_pages` when not given). */
+async function writePairs(trx: Kysely<Database>, docKey: number, doc: Pick<IndexedFields, "title" | "description" | "tags">, pages: readonly string[] | undefined) {
+  const pairs = await documentPairs(trx, docKey, doc, pages);
+  await ensurePairsPartition(trx, docKey);
+  await sql`insert into search_pairs (doc_key, pairs) values (${docKey}, ${pairs}::int8[])
+    on conflict (doc_key) do update set pairs = excluded.pairs`.execute(trx);
+}
+
+/** What 0012 added to 0007's search_documents: its scope, the pairs' table, the meta index, and the trigger that keeps the scope. */
+async function addScopeAndPairs(db: Kysely<Database>): Promise<void> {
+  await sql`alter table search_documents add column account_id integer not null default 0,
+    add column state text not null default '', add column access text not null default ''`.execute(db);
+  await sql`create table search_pairs (
+    doc_key bigint not null references search_documents(doc_key) on delete cascade,
+    pairs int8[] not null,
+    primary key (doc_key)) partition by range (doc_key)`.execute(db);
   // No pending list: a document's new pairs would fill it every few documents, and the writer
   // that fills it merges it (a second, now and then), while every phrase query reads it.
-  await sql`create index search_documents_pairs on search_documents using gin (pairs) with (fastupdate = off)`.execute(db);
+  await sql`create index search_pairs_pairs on search_pairs using gin (pairs) with (fastupdate = off)`.execute(db);
   await sql`create index search_documents_meta on search_documents using gin (meta)`.execute(db);
   // A document's state and access, as its searches read them, change in the statement that changes them.
   await sql`create function search_documents_scope() returns trigger language plpgsql as $$
@@ -233,8 +274,7 @@ export const postgresSearch: SearchEngine = {
       words tsvector not null)`.execute(db);
     await sql`create index search_documents_words on search_documents using gin (words)`.execute(db);
     await sql`create index search_documents_config on search_documents (config)`.execute(db);
-    await addColumns(db);
-    await addIndexesAndTrigger(db);
+    await addScopeAndPairs(db);
     await sql`create table search_pages (
       doc_key bigint not null references search_documents(doc_key) on delete cascade,
       page integer not null,
@@ -245,20 +285,14 @@ export const postgresSearch: SearchEngine = {
 
   async upgrade(db) {
     // Before 0012 a phrase was checked page by page, and a search read each match's documents row.
-    const has = await sql`select 1 from information_schema.columns where table_schema = current_schema() and table_name = 'search_documents' and column_name = 'pairs'`.execute(db);
+    const has = await sql`select 1 from information_schema.tables where table_schema = current_schema() and table_name = 'search_pairs'`.execute(db);
     if (has.rows.length > 0) return;
-    await addColumns(db);
+    await addScopeAndPairs(db);
     await sql`update search_documents s set account_id = d.account_id, state = d.state, access = d.access
       from documents d where d.document_id = s.document_id`.execute(db);
     const docs = await sql<{ docKey: number; title: string; description: string; tags: string }>`
       select s.doc_key, d.title, d.description, d.tags from search_documents s join documents d on d.document_id = s.document_id order by s.doc_key`.execute(db);
-    for (const doc of docs.rows) {
-      const docKey = Number(doc.docKey);
-      await sql`update search_documents set pairs = ${await documentPairs(db, docKey, doc, undefined)}::int8[] where doc_key = ${docKey}`.execute(db);
-    }
-    // Built once over the whole table, with room to sort: much faster than growing them row by row.
-    await sql`set local maintenance_work_mem = '512MB'`.execute(db);
-    await addIndexesAndTrigger(db);
+    for (const doc of docs.rows) await writePairs(db, Number(doc.docKey), doc, undefined);
   },
 
   async index(trx, doc, pages) {
@@ -283,11 +317,11 @@ export const postgresSearch: SearchEngine = {
       // Another language: its pages are read again with the new configuration.
       await sql`update search_pages set tsv = to_tsvector(${config}::regconfig, body) where doc_key = ${docKey}`.execute(trx);
     }
-    // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text is parsed once).
-    const pairs = await documentPairs(trx, docKey, doc, pages);
-    // array_to_tsvector drops repeated lexemes itself (a distinct first took twice as long).
-    await sql`update search_documents set pairs = ${pairs}::int8[], words = meta || coalesce((select array_to_tsvector(array_agg(u))
+    // The fields and the whole text's lexemes, without positions, from the pages' vectors (the text
+    // is parsed once); array_to_tsvector drops repeated lexemes itself (a distinct first took twice as long).
+    await sql`update search_documents set words = meta || coalesce((select array_to_tsvector(array_agg(u))
       from search_pages p cross join lateral unnest(tsvector_to_array(p.tsv)) u where p.doc_key = ${docKey}), ''::tsvector) where doc_key = ${docKey}`.execute(trx);
+    await writePairs(trx, docKey, doc, pages);
   },
 
   async hasPageText(db, documentId) {

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { parseSearchQuery } from "../../src/domain/search-query.ts";
+import type { Store } from "../../src/store/open-store.ts";
+import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+
+/**
+ * PostgreSQL keeps the pairs of words in partitions of 256 documents each, made as documents
+ * arrive (src/store/dialects/postgres-search.ts). Documents written at once into a partition that
+ * does not exist yet all land, every one findable by its phrase, and a delete takes its pairs.
+ */
+
+const pgSkip = await postgresUnavailable();
+const postgres = DIALECTS.find((d) => d.name === "postgres")!;
+
+describe("search pairs' partitions on postgres", { skip: pgSkip }, () => {
+  let store: Store;
+  let drop: () => Promise<void>;
+  let accountId: number;
+
+  before(async () => {
+    ({ store, drop } = await postgres.open());
+    accountId = (await store.accounts.createWithKey("pairs", "p".repeat(32), "s".repeat(32), 1))!;
+  });
+  after(async () => drop());
+
+  test("documents written at once into a new partition are all found by their phrases", async () => {
+    for (let i = 0; i < 250; i++) await store.documents.insertWithJob(newStoreDoc(accountId, "pairs", { title: `Filler ${i}`, state: "P" }), "convert-document");
+    // Twenty at once across the boundary at key 256: several writers find the partition missing together.
+    const docs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => publishWithText(store, newStoreDoc(accountId, "pairs", { title: `Batch ${i}` }), [`The amber heron number${i} waded.`])),
+    );
+    const partitions = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      join pg_class p on p.oid = i.inhparent where p.relname = 'search_pairs' order by 1`.execute(store.db);
+    assert.deepEqual(partitions.rows.map((r) => r.name), ["search_pairs_0", "search_pairs_1"]);
+    const found = async (q: string) =>
+      (await store.search.search({ query: parseSearchQuery(q), scope: { kind: "account", accountId, states: ["A"] }, startIndex: 0, pageSize: 100, maxHits: 1 }));
+    assert.equal((await found('"amber heron"')).totalCount, 20);
+    assert.deepEqual((await found('"heron number7 waded"')).matches.map((m) => m.record.title), ["Batch 7"]);
+
+    await store.documents.deleteByNames(accountId, [docs[7]!.documentId]);
+    assert.equal((await found('"amber heron"')).totalCount, 19);
+    const left = await sql<{ n: number }>`select count(*)::int as n from search_pairs where doc_key not in (select doc_key from search_documents)`.execute(store.db);
+    assert.equal(left.rows[0]!.n, 0, "a deleted document's pairs go with it");
+  });
+});
