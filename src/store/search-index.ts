@@ -21,9 +21,10 @@ export type SearchScope =
 
 /**
  * The documents a scope may see, as a condition on the index's own row `s` (search_documents),
- * which holds each document's account, state and access: a trigger on documents keeps the last
- * two in the transaction that changes them (`scopeTriggers`), so a document made private or
- * deleted leaves public search at once, and no search reads the documents table for its matches.
+ * which holds each document's account, state and access: a trigger on documents
+ * (`search_documents_scope`) keeps the last two in the statement that changes them, so a
+ * document made private or deleted leaves public search at once, and no search reads the
+ * documents table for its matches.
  */
 export function scopeFilter(scope: SearchScope): RawBuilder<unknown> {
   if (scope.kind === "public") {

@@ -14,15 +14,16 @@ import {
  *
  * `search_documents` holds per document its account, state and access (kept by a trigger on
  * documents), its title, tags and description (`meta`, weights A, B, C, with positions, for
- * ranking), `words`: those and the whole text's words without positions (a whole book's
- * positions would pass the tsvector's bounds), and `pairs`: each pair of neighbouring words of a
- * field or a page (`wordPairs`, the same as on SQLite), each under a GIN index; `search_pages`
- * each page's text and vector, for the pages that matched, the check of a phrase of three or more
- * words, and snippets (`ts_headline`). A phrase is its pairs: one GIN lookup, where checking it
- * page by page took seconds for common words at a million pages. The rank is the title's, tags'
- * and description's: ranking by the text would read every matching document's whole vector,
- * which a query of a common word cannot afford (documents that match by their text alone tie,
- * ordered by documentId).
+ * ranking) and `words`: those and the whole text's words without positions (a whole book's
+ * positions would pass the tsvector's bounds), each under a GIN index; `search_pairs` each pair
+ * of neighbouring words of a field or a page (`wordPairs`, the same as on SQLite), hashed
+ * (`pairKey`), under GIN indexes in partitions (`PAIRS_PARTITION`); `search_pages` each page's
+ * text and vector, for the pages that matched, the check of a phrase of three or more words, and
+ * snippets (`ts_headline`). A phrase is its pairs: one GIN lookup per partition, where checking
+ * it page by page took seconds for common words at a million pages. The rank is the title's,
+ * tags' and description's: ranking by the text would read every matching document's whole
+ * vector, which a query of a common word cannot afford (documents that match by their text
+ * alone tie, ordered by documentId).
  */
 
 /** ISO 639-1 codes and the text search configuration PostgreSQL ships for each. */
@@ -196,7 +197,9 @@ async function documentPairs(db: Kysely<Database>, docKey: number, doc: Pick<Ind
  * document's pairs, those pages were soon out of memory and each written whole to the WAL again
  * after every checkpoint (74 MB of WAL and 430 ms per document of 100 pages at 2,000 documents,
  * and growing). A partition's index stays small and in memory: 2.6 MB of WAL and 130 ms per
- * such document at any size; a phrase query reads one small index per partition.
+ * such document at any size while documents arrive steadily (after a checkpoint, the first one
+ * writes the pages it touches whole: at most the partition's index); a phrase query reads one
+ * small index per partition.
  */
 const PAIRS_PARTITION = 256;
 

@@ -12,7 +12,7 @@ import { MARK_CLOSE, MARK_OPEN, pageSnippet } from "../search-snippet.ts";
  * rules, whatever the document's language).
  *
  * `search_documents` maps each document to its key, with its account, state and access (kept by
- * `scopeTriggers`). Four FTS5 tables, each for one question:
+ * the trigger `search_documents_scope`). Four FTS5 tables, each for one question:
  * - `search_words_fts`, which documents hold a word: one contentless row per document,
  *   `detail=none`, the distinct words (`indexTerms`) of its title, tags, description and
  *   text; a word's document list has no positions, so a word in every document is read as
