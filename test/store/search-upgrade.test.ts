@@ -38,6 +38,8 @@ const BEFORE_0012 = {
     "drop trigger search_documents_scope on documents",
     "drop function search_documents_scope()",
     "drop index search_documents_meta",
+    "drop trigger search_pairs_delete on search_documents",
+    "drop function search_pairs_delete()",
     "drop table search_pairs",
     "alter table search_documents drop column account_id, drop column state, drop column access",
   ],

@@ -236,10 +236,19 @@ async function writePairs(trx: Kysely<Database>, docKey: number, doc: Pick<Index
 async function addScopeAndPairs(db: Kysely<Database>): Promise<void> {
   await sql`alter table search_documents add column account_id integer not null default 0,
     add column state text not null default '', add column access text not null default ''`.execute(db);
+  // No foreign key: attaching a partition would then lock search_documents against every writer
+  // holding a row of it, while such a writer waits for the attaching one (a deadlock). A trigger
+  // takes a document's pairs with it instead.
   await sql`create table search_pairs (
-    doc_key bigint not null references search_documents(doc_key) on delete cascade,
+    doc_key bigint not null,
     pairs int8[] not null,
     primary key (doc_key)) partition by range (doc_key)`.execute(db);
+  await sql`create function search_pairs_delete() returns trigger language plpgsql as $$
+    begin
+      delete from search_pairs where doc_key = old.doc_key;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger search_pairs_delete after delete on search_documents for each row execute function search_pairs_delete()`.execute(db);
   // No pending list: a document's new pairs would fill it every few documents, and the writer
   // that fills it merges it (a second, now and then), while every phrase query reads it.
   await sql`create index search_pairs_pairs on search_pairs using gin (pairs) with (fastupdate = off)`.execute(db);
