@@ -83,7 +83,11 @@ export async function windowRows(db: Kysely<Database>, window: readonly RankedKe
     select d.*, a.username from documents d join accounts a on a.id = d.account_id
      where d.document_id in (${sql.join(window.map((w) => sql`${w.documentId}`))})`.execute(db);
   const byId = new Map(records.rows.map((r) => [r.documentId as string, r]));
-  return window.map((w) => ({ ...byId.get(w.documentId)!, searchKey: w.k, searchScore: w.score }));
+  // A document deleted since the window was read is left out of it.
+  return window.flatMap((w) => {
+    const record = byId.get(w.documentId);
+    return record ? [{ ...record, searchKey: w.k, searchScore: w.score }] : [];
+  });
 }
 
 /** The pages of each of these documents that match a query (`anyWord`: any of its parts, else all), best first. */

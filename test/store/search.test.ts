@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import type { Store } from "../../src/store/open-store.ts";
-import type { SearchScope } from "../../src/store/search-index.ts";
+import { windowRows, type SearchScope } from "../../src/store/search-index.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 
@@ -186,6 +186,14 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await window(320, 10)).matches, []);
       assert.equal((await window(0, 0)).totalCount, 320);
       assert.deepEqual((await window(0, 3)).matches[0]!.hits.map((h) => h.page), [1]);
+    });
+
+    test("a document deleted between the window and the read of its row is left out, not an error", async () => {
+      const rows = await windowRows(store.db, [
+        { k: 1, documentId: ids.body!, score: 0 },
+        { k: 2, documentId: "260101000000-00000000000000000000000000000000", score: 0 },
+      ]);
+      assert.deepEqual(rows.map((r) => r.documentId), [ids.body]);
     });
 
     test("hostile queries are only words to the engines", async () => {
