@@ -143,9 +143,14 @@ export interface IndexedFields {
   language: string;
 }
 
-/** Tags as indexed text: each tag a field of its own, so a phrase never runs from one tag into the next. */
+/**
+ * Tags as indexed text, a private-use character between two tags: FTS5 reads it as a word of its
+ * own (punctuation it skips), which no word of a query holds (`wordsOf`), so a phrase never runs
+ * from one tag into the next. PostgreSQL's parser skips it: its phrases are checked per tag
+ * (postgres-search.ts).
+ */
 export function tagsText(tagsJson: string): string {
-  return (JSON.parse(tagsJson) as string[]).join(" ,\n");
+  return (JSON.parse(tagsJson) as string[]).join(" \uE000 ");
 }
 
 /**

@@ -104,6 +104,18 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("a phrase of three or more words never runs from one field or tag into the next", async () => {
+      const tagged = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Tag log", tags: ["heron front", "moved east"] }), ["the front moved"]);
+      const titled = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Watching heron", tags: ["front moved"] }), ["a heron front came"]);
+      try {
+        assert.deepEqual(await titles('"heron front moved"'), [], "each pair is there, the phrase is not");
+        assert.deepEqual((await titles('heron -"heron front moved"')).sort(), ["Tag log", "Watching heron"]);
+        assert.deepEqual(await titles('"heron front came"'), ["Watching heron"]);
+      } finally {
+        await store.documents.deleteByNames(alice, [tagged.documentId, titled.documentId]);
+      }
+    });
+
     test("inside quotes a word matches only itself; outside, its other forms too", async () => {
       // Stemmed by porter on SQLite; on PostgreSQL by the document's language (none here: not stemmed).
       if (dialect.name === "sqlite") assert.deepEqual((await titles("keepers")).sort(), ["Lighthouse keepers", "Maritime notes"]);

@@ -103,17 +103,23 @@ function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<
   const exPairs = q.excluded.filter((p) => size(p) === 2);
   if (exPairs.length) conditions.push(sql`s.doc_key not in (select doc_key from search_pairs where pairs && ${pairsOf(exPairs)}::int8[])`);
   for (const p of q.excluded.filter((x) => size(x) > 2)) {
-    conditions.push(sql`s.doc_key not in (select e.doc_key from search_pairs e where e.pairs @> ${pairsOf([p])}::int8[] and ${phraseFound(p, sql`e.doc_key`)})`);
+    conditions.push(sql`not (s.doc_key in (select doc_key from search_pairs where pairs @> ${pairsOf([p])}::int8[]) and ${phraseFound(p, sql`s.doc_key`)})`);
   }
   const more = conditions.length ? sql` and ${sql.join(conditions, sql` and `)}` : sql``;
   return sql`select s.doc_key, s.document_id from search_documents s
     where ${perConfig(configs, "words", looseQuery(q))} and ${scopeFilter(req.scope)}${more}`;
 }
 
-/** Whether the document of this key holds the phrase in the title, tags, description, or within one page. */
+/**
+ * Whether the document of this key holds the phrase within its title, its description, one of its
+ * tags, or one page. The fields are read apart from the document's row: in `meta` they run into
+ * one another.
+ */
 function phraseFound(p: Phrase, key: RawBuilder<unknown>): RawBuilder<unknown> {
   const tsq = sql`websearch_to_tsquery(f.config, ${quoted(p)})`;
-  return sql`exists (select 1 from search_documents f where f.doc_key = ${key} and (f.meta @@ ${tsq}
+  return sql`exists (select 1 from search_documents f join documents d on d.document_id = f.document_id where f.doc_key = ${key} and (
+    to_tsvector(f.config, d.title) @@ ${tsq} or to_tsvector(f.config, d.description) @@ ${tsq}
+    or exists (select 1 from json_array_elements_text(d.tags::json) t(tag) where to_tsvector(f.config, t.tag) @@ ${tsq})
     or exists (select 1 from search_pages p where p.doc_key = f.doc_key and p.tsv @@ ${tsq})))`;
 }
 
