@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import SQLite from "better-sqlite3";
 import { sql } from "kysely";
+import pg from "pg";
 import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
@@ -97,4 +99,62 @@ for (const dialect of DIALECTS) {
       }
     });
   });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`a search index upgrade (0012) cut short on ${dialect.name}`, { skip: dialect.name === "postgres" ? pgSkip : undefined }, () => {
+    test("a rebuild that fails partway leaves the index as it was, and runs whole at the next start", async () => {
+      const { store, url, drop } = await dialect.open();
+      try {
+        const accountId = (await store.accounts.createWithKey("cutuser", "c".repeat(32), "s".repeat(32), 1))!;
+        await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "First survey" }), ["The garnet seam ran east."]);
+        const second = await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "Second survey" }), ["The garnet seam ran west."]);
+        for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
+        await sql`delete from kysely_migration where name >= '0012_search_pairs'`.execute(store.db);
+        // The second document's row makes the rebuild fail after the first is rebuilt.
+        await sql`update documents set tags = 'not a list' where document_id = ${second.documentId}`.execute(store.db);
+        await store.close();
+
+        await assert.rejects(openStore(url));
+        const table = dialect.name === "sqlite" ? "search_docs_fts" : "search_documents";
+        const probe = await openStoreUnmigrated(url, dialect.name);
+        try {
+          assert.equal(await probe.has(table), true, "the old index is still there");
+          assert.equal(await probe.has(dialect.name === "sqlite" ? "search_words_fts" : "search_pairs"), false, "and nothing of the new one");
+          await probe.run(`update documents set tags = '[]' where document_id = '${second.documentId}'`);
+        } finally {
+          await probe.close();
+        }
+
+        const upgraded = await openStore(url);
+        try {
+          const found = await upgraded.search.search({ query: parseSearchQuery('"garnet seam"'), scope: { kind: "account", accountId, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 5 });
+          assert.deepEqual(found.matches.map((m) => m.record.title).sort(), ["First survey", "Second survey"]);
+        } finally {
+          await upgraded.close();
+        }
+      } finally {
+        await drop();
+      }
+    });
+  });
+}
+
+/** A plain connection to a store's database, without running its migrations. */
+async function openStoreUnmigrated(url: string, dialect: "sqlite" | "postgres") {
+  if (dialect === "sqlite") {
+    const db = new SQLite(url);
+    return {
+      has: async (name: string) => db.prepare("select 1 from sqlite_master where name = ?").get(name) !== undefined,
+      run: async (statement: string) => void db.exec(statement),
+      close: async () => db.close(),
+    };
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    has: async (name: string) => (await client.query("select 1 from information_schema.tables where table_schema = current_schema() and table_name = $1", [name])).rows.length > 0,
+    run: async (statement: string) => void (await client.query(statement)),
+    close: () => client.end(),
+  };
 }

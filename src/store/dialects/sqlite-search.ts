@@ -207,18 +207,23 @@ export const sqliteSearch: SearchEngine = {
     // Before 0012 one table, search_docs_fts, held each document's fields and text with positions.
     const old = await sql`select 1 from sqlite_master where name = 'search_docs_fts'`.execute(db);
     if (old.rows.length === 0) return;
-    await sql`drop trigger search_documents_delete`.execute(db);
-    await sql`drop table search_docs_fts`.execute(db);
-    for (const column of ["account_id integer not null default 0", "state text not null default ''", "access text not null default ''"]) {
-      await sql.raw(`alter table search_documents add column ${column}`).execute(db);
-    }
-    await sql`update search_documents set (account_id, state, access) =
-      (select d.account_id, d.state, d.access from documents d where d.document_id = search_documents.document_id)`.execute(db);
-    await createTables(db);
-    const docs = await sql<{ docKey: number; title: string; tags: string; description: string }>`
-      select s.doc_key, d.title, d.tags, d.description from search_documents s join documents d on d.document_id = s.document_id
-       order by s.doc_key`.execute(db);
-    for (const doc of docs.rows) await writeDocumentRows(db, Number(doc.docKey), doc, await storedPages(db, Number(doc.docKey)));
+    // One transaction: Kysely runs SQLite's migrations without one, and a rebuild cut short would
+    // leave the old table gone and the migration recorded as run on the next start.
+    const rebuild = async (trx: Kysely<Database>) => {
+      await sql`drop trigger search_documents_delete`.execute(trx);
+      await sql`drop table search_docs_fts`.execute(trx);
+      for (const column of ["account_id integer not null default 0", "state text not null default ''", "access text not null default ''"]) {
+        await sql.raw(`alter table search_documents add column ${column}`).execute(trx);
+      }
+      await sql`update search_documents set (account_id, state, access) =
+        (select d.account_id, d.state, d.access from documents d where d.document_id = search_documents.document_id)`.execute(trx);
+      await createTables(trx);
+      const docs = await sql<{ docKey: number; title: string; tags: string; description: string }>`
+        select s.doc_key, d.title, d.tags, d.description from search_documents s join documents d on d.document_id = s.document_id
+         order by s.doc_key`.execute(trx);
+      for (const doc of docs.rows) await writeDocumentRows(trx, Number(doc.docKey), doc, await storedPages(trx, Number(doc.docKey)));
+    };
+    await (db.isTransaction ? rebuild(db) : db.transaction().execute(rebuild));
   },
 
   async index(trx, doc, pages) {
