@@ -7,8 +7,12 @@
 
 export const MAX_QUERY_CHARS = 500;
 
-/** A word is a phrase of one word. Words are as the user wrote them; the engines fold case and accents. */
-export type Phrase = readonly string[];
+/**
+ * A word is a phrase of one word. Words are as the user wrote them; the engines fold case and
+ * accents. `text` is the part as typed (not enumerated), for an engine whose parser keeps more
+ * than letters and digits in a word: PostgreSQL reads `3.14` or an e-mail address as one.
+ */
+export type Phrase = readonly string[] & { readonly text?: string };
 
 export interface SearchQuery {
   /** Each must be found (in the title, tags, description or the text). */
@@ -37,10 +41,11 @@ export function parseSearchQuery(q: string): SearchQuery {
   for (let m = token.exec(q); m !== null; m = token.exec(q)) {
     const quoted = m[2] !== undefined;
     const negated = (quoted ? m[1] : m[3]) === "-";
-    const words = wordsOf(quoted ? m[2]! : m[4]!);
+    const text = quoted ? m[2]! : m[4]!;
+    const words = wordsOf(text);
     if (words.length === 0) continue;
     // Outside quotes, `e-mail` or `l'été` is still one thing the user typed: read as a phrase.
-    (negated ? excluded : required).push(words);
+    (negated ? excluded : required).push(Object.defineProperty(words, "text", { value: text, enumerable: false }));
     if (required.length + excluded.length >= 64) break;
   }
   return { required, excluded };

@@ -1,4 +1,4 @@
-import { fold } from "../domain/word-pairs.ts";
+import { fts5Fold, type Fold } from "../domain/word-pairs.ts";
 
 /** Around each match in an engine's marked copy of a page (text extraction drops control characters; a stray one would only change a snippet). */
 export const MARK_OPEN = "\u0001";
@@ -48,15 +48,15 @@ const WINDOW_BEFORE = 160;
 const WINDOW_AFTER = 480;
 
 /**
- * The part of a page around the first place where one of the query's words is written as it is
- * (folded), for an engine's highlighter to mark instead of the whole page (PostgreSQL's
+ * The part of a page around the first place where one of the query's words (folded by `fold`) is
+ * written as it is, for an engine's highlighter to mark instead of the whole page (PostgreSQL's
  * `ts_headline` parses every word it is given: half a millisecond a page), cut at spaces, with
  * whether the page goes on before and after it. Undefined when no word is there as written (only
  * another form of it, found by stemming): the whole page must be marked then.
  */
-export function matchWindow(page: string, words: readonly string[]): { text: string; before: boolean; after: boolean } | undefined {
+export function matchWindow(page: string, words: readonly string[], fold: Fold = fts5Fold): { text: string; before: boolean; after: boolean } | undefined {
   const folded = fold(page);
-  // Folding keeps a Latin page's length (é is e and its accent, then e): its offsets are the page's.
+  // Folding mostly keeps a page's length (é is e): its offsets are then the page's; else the whole page is marked.
   if (folded.length !== page.length || words.length === 0) return undefined;
   let first = -1;
   for (const word of words) {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Phrase, SearchQuery } from "../../domain/search-query.ts";
 import type { Database } from "../schema.ts";
-import { phrasePairs, phraseWords, wordPairs } from "../../domain/word-pairs.ts";
+import { phrasePairs, phraseWords, wordPairs, type Fold } from "../../domain/word-pairs.ts";
 import { MARK_CLOSE, MARK_OPEN, matchWindow, pageSnippet } from "../search-snippet.ts";
 import {
   FIELD_WEIGHTS, matchesOf, PAGES_EXAMINED, scopeFilter, tagsText, type IndexedFields, type RankedKey, type SearchEngine, type SearchHit, type SearchRequest, windowRows,
@@ -38,10 +38,35 @@ const configName = (language: string) => `quire_${CONFIGS[language] ?? "simple"}
 /** The configuration's own when the migration could make it (the server's PostgreSQL has the language), else simple. */
 const configOf = (language: string) => sql`coalesce((select oid::regconfig from pg_ts_config where cfgname = ${configName(language)}), 'quire_simple'::regconfig)`;
 
-// Every word quoted: websearch_to_tsquery then reads no operator (`or`, `-`) from user text.
-const quoted = (p: Phrase) => `"${p.join(" ")}"`;
+// Every part quoted: websearch_to_tsquery then reads no operator (`or`, `-`) from user text. As
+// typed, so its parser finds the words it keeps whole (`3.14`); no part holds a `"`.
+const quoted = (p: Phrase) => `"${p.text ?? p.join(" ")}"`;
+/**
+ * unaccent's replacement of each character met so far, as the server's rules have it. Its rules
+ * replace one character at a time (1,650 of them), so a text is folded here character by
+ * character exactly as the `unaccent` dictionary of every quire_* configuration folds it.
+ */
+const unaccented = new Map<string, string>();
+const NOT_ASCII = /[^\p{ASCII}]/gu;
+
+/** Asks the server for unaccent's replacement of the characters of these texts not met before (most text brings none). */
+async function learnUnaccent(db: Kysely<Database>, texts: readonly string[]): Promise<void> {
+  const fresh = new Set<string>();
+  for (const text of texts) for (const ch of text.match(NOT_ASCII) ?? []) if (!unaccented.has(ch)) fresh.add(ch);
+  if (fresh.size === 0) return;
+  const rows = await sql<{ c: string; u: string }>`select c, unaccent(c) as u from unnest(${[...fresh]}::text[]) as c`.execute(db);
+  for (const r of rows.rows) unaccented.set(r.c, r.u);
+}
+
+/**
+ * PostgreSQL's folding (unaccent, then lower case): `Straße` is `strasse`, `Ἀθῆναι` `αθηναι`,
+ * `Йод` stays `йод`. Pairs and phrases are folded so, as the documents' words are; the characters
+ * must have been learned first (`learnUnaccent`).
+ */
+const pgFold: Fold = (text) => text.replace(NOT_ASCII, (ch) => unaccented.get(ch) ?? ch).toLowerCase();
+
 /** How many words the index reads in a part of the query: 1 is a word, 2 a phrase its one pair decides. */
-const size = (p: Phrase) => phraseWords(p).length;
+const size = (p: Phrase) => phraseWords(p, pgFold).length;
 /** websearch syntax of all the parts, or of any of them. */
 const allQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" ");
 const anyQuery = (parts: readonly Phrase[]) => parts.map(quoted).join(" or ");
@@ -66,7 +91,7 @@ export function pairKey(pair: string): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
-const pairsOf = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(pairKey);
+const pairsOf = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap((p) => phrasePairs(p, pgFold)))].map(pairKey);
 
 /**
  * Each configuration's condition on `s` for a websearch query, OR-ed: the tsquery of each is a
@@ -83,31 +108,44 @@ function configQuery(configs: readonly string[], text: string): RawBuilder<unkno
   return sql`(case s.config ${sql.join(configs.map((c) => sql`when ${c}::regconfig then websearch_to_tsquery(${c}::regconfig, ${text})`), sql` `)} end)`;
 }
 
-/** websearch syntax of the words every match must hold, and of those it must not: the words of phrases too (their pairs then decide). */
-const looseQuery = (q: SearchQuery) =>
-  [...q.required.flat().map((w) => quoted([w])), ...q.excluded.filter((p) => size(p) === 1).map((p) => `-${quoted(p)}`)].join(" ");
+/**
+ * websearch syntax of the single words every match must hold, and of those it must not (a phrase
+ * is found by its pairs alone: PostgreSQL's parser keeps `3.14` or an e-mail address as one word,
+ * which no word of the split query would find); undefined when there is no such word.
+ */
+function wordsQuery(q: SearchQuery): string | undefined {
+  const required = q.required.filter((p) => size(p) === 1);
+  if (required.length === 0) return undefined;
+  return [...required.map(quoted), ...q.excluded.filter((p) => size(p) === 1).map((p) => `-${quoted(p)}`)].join(" ");
+}
 
 /**
- * The documents (key and id) in scope holding every required part and no excluded one: those
- * whose words hold every word of the query and none excluded, through the words' GIN index,
- * then kept or dropped by the sets of the pairs' GIN indexes (hashed, each read once). No plan
- * ever filters rows by a whole text's vector or pairs (read back out of line, that cost 800 MB
- * for a common word).
+ * The documents (key and id) in scope holding every required part and no excluded one, through
+ * GIN indexes only, so no plan ever filters rows by a whole text's vector or pairs (read back
+ * out of line, that cost 800 MB for a common word). Two sets, each planned on its own: `w`, the
+ * documents holding the single words (the words' index) or, without any, the phrases' pairs
+ * (`phraseKeys`, read first from the pairs' index); then `c`, those of `w` that also hold the
+ * phrases and none of the excluded parts, each a set read once from its index and hashed.
  */
-function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<unknown> {
+function candidates(configs: readonly string[], req: SearchRequest, phraseKeys: readonly number[] | undefined): RawBuilder<unknown> {
   const q = req.query;
-  const conditions: RawBuilder<unknown>[] = [];
-  const phrases = q.required.filter((p) => size(p) > 1);
-  if (phrases.length) conditions.push(sql`s.doc_key in (select doc_key from search_pairs where pairs @> ${pairsOf(phrases)}::int8[])`);
+  const words = wordsQuery(q);
+  const held = words !== undefined ? perConfig(configs, "words", words) : sql`s.doc_key = any(${phraseKeys}::bigint[])`;
+  const filters: RawBuilder<unknown>[] = [];
+  if (words !== undefined && phraseKeys !== undefined) filters.push(sql`w.doc_key = any(${phraseKeys}::bigint[])`);
+  const exWords = q.excluded.filter((p) => size(p) === 1);
+  if (words === undefined && exWords.length) {
+    filters.push(sql`w.doc_key not in (select s.doc_key from search_documents s where ${perConfig(configs, "words", anyQuery(exWords))})`);
+  }
   // A pair decides a phrase of two words; a longer one removes the documents that hold its pairs and the whole phrase.
   const exPairs = q.excluded.filter((p) => size(p) === 2);
-  if (exPairs.length) conditions.push(sql`s.doc_key not in (select doc_key from search_pairs where pairs && ${pairsOf(exPairs)}::int8[])`);
+  if (exPairs.length) filters.push(sql`w.doc_key not in (select doc_key from search_pairs where pairs && ${pairsOf(exPairs)}::int8[])`);
   for (const p of q.excluded.filter((x) => size(x) > 2)) {
-    conditions.push(sql`not (s.doc_key in (select doc_key from search_pairs where pairs @> ${pairsOf([p])}::int8[]) and ${phraseFound(p, sql`s.doc_key`)})`);
+    filters.push(sql`not (w.doc_key in (select doc_key from search_pairs where pairs @> ${pairsOf([p])}::int8[]) and ${phraseFound(p, sql`w.doc_key`)})`);
   }
-  const more = conditions.length ? sql` and ${sql.join(conditions, sql` and `)}` : sql``;
-  return sql`select s.doc_key, s.document_id from search_documents s
-    where ${perConfig(configs, "words", looseQuery(q))} and ${scopeFilter(req.scope)}${more}`;
+  const where = filters.length ? sql` where ${sql.join(filters, sql` and `)}` : sql``;
+  return sql`w as materialized (select s.doc_key, s.document_id from search_documents s where ${held} and ${scopeFilter(req.scope)}),
+    c as materialized (select w.doc_key, w.document_id from w${where})`;
 }
 
 /**
@@ -175,8 +213,9 @@ async function pageHits(db: Kysely<Database>, keys: readonly number[], parts: re
          order by x.r desc, x.page limit ${limit}) e
      order by d.doc_key, e.r desc, e.page`.execute(db)).rows;
   if (pages.length === 0) return new Map();
-  const words = [...new Set(parts.flatMap(phraseWords))];
-  const windows = pages.map((p) => matchWindow(p.body, words) ?? { text: p.body, before: false, after: false });
+  const words = [...new Set(parts.flatMap((p) => phraseWords(p, pgFold)))];
+  await learnUnaccent(db, pages.map((p) => p.body));
+  const windows = pages.map((p) => matchWindow(p.body, words, pgFold) ?? { text: p.body, before: false, after: false });
   const marked = (await sql<{ marked: string }>`
     select ts_headline(t.config::regconfig, t.text, websearch_to_tsquery(t.config::regconfig, ${query}),
              ${`HighlightAll=true, StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}`}) as marked
@@ -193,8 +232,10 @@ async function pageHits(db: Kysely<Database>, keys: readonly number[], parts: re
 
 /** The pairs of a document's fields and pages (read back from `search_pages` when not given). */
 async function documentPairs(db: Kysely<Database>, docKey: number, doc: Pick<IndexedFields, "title" | "description" | "tags">, pages: readonly string[] | undefined) {
-  const texts = pages ?? (await sql<{ body: string }>`select body from search_pages where doc_key = ${docKey} order by page`.execute(db)).rows.map((r) => r.body);
-  return wordPairs([doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...texts]).map(pairKey);
+  const pageTexts = pages ?? (await sql<{ body: string }>`select body from search_pages where doc_key = ${docKey} order by page`.execute(db)).rows.map((r) => r.body);
+  const texts = [doc.title, doc.description, ...(JSON.parse(doc.tags) as string[]), ...pageTexts];
+  await learnUnaccent(db, texts);
+  return wordPairs(texts, pgFold).map(pairKey);
 }
 
 /**
@@ -356,13 +397,20 @@ export const postgresSearch: SearchEngine = {
       select config::text as config from c where config is not null`.execute(db)).rows.map((r) => r.config);
     if (configs.length === 0) return { totalCount: 0, matches: [] };
     const required = req.query.required;
-    // Ranked by the title, tags and description, only where they hold a part of the query (ts_rank would read every candidate's).
-    const found = sql`with c as materialized (${candidates(configs, req)}),
-      r as materialized (select s.doc_key, ${score(configQuery(configs, allQuery(required)))} as score
-        from search_documents s where ${perConfig(configs, "meta", anyQuery(required))} and ${scopeFilter(req.scope)})
-      select c.doc_key as k, c.document_id, coalesce(r.score, 0) as score from c left join r on r.doc_key = c.doc_key${longPhraseChecks(req.query)}`;
-    // The window first, on keys alone; the documents' rows only for it.
+    await learnUnaccent(db, [...required, ...req.query.excluded].flat());
+    const phrases = required.filter((p) => size(p) > 1);
     const { window, totalCount } = await forceGinPlan(db, async (trx) => {
+      // The documents holding the phrases' pairs first, through their index alone: read within the
+      // matching query, they were joined to their documents one index lookup at a time.
+      const phraseKeys = phrases.length === 0 ? undefined
+        : (await sql<{ docKey: number }>`select doc_key from search_pairs where pairs @> ${pairsOf(phrases)}::int8[]`.execute(trx)).rows.map((r) => Number(r.docKey));
+      if (phraseKeys?.length === 0) return { window: [], totalCount: 0 };
+      // Ranked by the title, tags and description, only where they hold a part of the query (ts_rank would read every candidate's).
+      const found = sql`with ${candidates(configs, req, phraseKeys)},
+        r as materialized (select s.doc_key, ${score(configQuery(configs, anyQuery(required)))} as score
+          from search_documents s where ${perConfig(configs, "meta", anyQuery(required))} and ${scopeFilter(req.scope)})
+        select c.doc_key as k, c.document_id, coalesce(r.score, 0) as score from c left join r on r.doc_key = c.doc_key${longPhraseChecks(req.query)}`;
+      // The window first, on keys alone; the documents' rows only for it.
       const rows = (await sql<RankedKey & { total: number }>`
         select f.k, f.document_id, f.score, count(*) over () as total from (${found}) f
          order by f.score desc, f.document_id collate "C" limit ${Math.max(1, req.pageSize)} offset ${req.startIndex}`.execute(trx)).rows;

@@ -60,7 +60,7 @@ const quoted = (p: Phrase) => quote(p.join(" "));
 const wordTerm = (p: Phrase) => quote(phraseWords(p)[0]!);
 /** How many words the index reads in a part of the query: 1 is a word, 2 a phrase its one pair decides. */
 const size = (p: Phrase) => phraseWords(p).length;
-const pairTerms = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap(phrasePairs))].map(quote);
+const pairTerms = (phrases: readonly Phrase[]) => [...new Set(phrases.flatMap((p) => phrasePairs(p)))].map(quote);
 
 /**
  * The documents in scope holding every required part and no excluded one, as the document list
