@@ -42,6 +42,8 @@ const BEFORE_0012 = {
     "drop index search_documents_meta",
     "drop trigger search_pairs_delete on search_documents",
     "drop function search_pairs_delete()",
+    "drop function search_pairs_holding(int8[])",
+    "drop function search_pairs_holding_any(int8[])",
     "drop table search_pairs",
     "alter table search_documents drop column account_id, drop column state, drop column access",
   ],
