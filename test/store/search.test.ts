@@ -171,6 +171,18 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("a phrase of common short words is a phrase like any other", async () => {
+      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Hamlet", language: "en" }), ["To be, or not to be, that is the question."]);
+      try {
+        assert.deepEqual(await titles('"to be or not to be"'), ["Hamlet"]);
+        assert.deepEqual(await titles('"that is the question"'), ["Hamlet"]);
+        assert.deepEqual(await titles('"to be or not to go"'), []);
+        assert.deepEqual(await titles('question -"not to be"'), []);
+      } finally {
+        await store.documents.deleteByNames(alice, [doc.documentId]);
+      }
+    });
+
     test("numbers and addresses written with points are found as written", async () => {
       const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Constants" }), [
         "Pi is about 3.14159 and e about 2.71828. Write to pi.desk@example.org or see www.example.org/pi.",

@@ -155,8 +155,9 @@ function candidates(configs: readonly string[], req: SearchRequest, phraseKeys: 
  */
 function phraseFound(p: Phrase, key: RawBuilder<unknown>): RawBuilder<unknown> {
   const tsq = sql`websearch_to_tsquery(f.config, ${quoted(p)})`;
+  // A phrase of stop words only (`"to be or not to be"`) is nothing to the configuration: its pairs decide.
   return sql`exists (select 1 from search_documents f join documents d on d.document_id = f.document_id where f.doc_key = ${key} and (
-    to_tsvector(f.config, d.title) @@ ${tsq} or to_tsvector(f.config, d.description) @@ ${tsq}
+    numnode(${tsq}) = 0 or to_tsvector(f.config, d.title) @@ ${tsq} or to_tsvector(f.config, d.description) @@ ${tsq}
     or exists (select 1 from json_array_elements_text(d.tags::json) t(tag) where to_tsvector(f.config, t.tag) @@ ${tsq})
     or exists (select 1 from search_pages p where p.doc_key = f.doc_key and p.tsv @@ ${tsq})))`;
 }
