@@ -40,6 +40,8 @@ const BEFORE_0012 = {
     "drop trigger search_documents_scope on documents",
     "drop function search_documents_scope()",
     "drop index search_documents_meta",
+    "drop table search_configs",
+    "create index search_documents_config on search_documents (config)",
     "drop trigger search_pairs_delete on search_documents",
     "drop function search_pairs_delete()",
     "drop function search_pairs_holding(int8[])",
