@@ -123,19 +123,20 @@ function wordsQuery(q: SearchQuery): string | undefined {
 /**
  * The documents (key and id) in scope holding every required part and no excluded one, through
  * GIN indexes only, so no plan ever filters rows by a whole text's vector or pairs (read back
- * out of line, that cost 800 MB for a common word). Two sets, each planned on its own: `w`, the
- * documents holding the single words (the words' index) or, without any, the phrases' pairs
- * (`phraseKeys`, read first from the pairs' index); then `c`, those of `w` that also hold the
- * phrases and none of the excluded parts, each a set read once from its index and hashed.
+ * out of line, that cost 800 MB for a common word). `w`: the documents holding the single words
+ * (the words' index) or, without any, the phrases' pairs (the keys the pairs' index gives, looked
+ * up in one pass of the documents' key index); `c`: those of `w` that also hold the phrases and
+ * none of the excluded parts, each a set read once from its index and hashed.
  */
-function candidates(configs: readonly string[], req: SearchRequest, phraseKeys: readonly number[] | undefined): RawBuilder<unknown> {
+function candidates(configs: readonly string[], req: SearchRequest): RawBuilder<unknown> {
   const q = req.query;
   const words = wordsQuery(q);
-  // The keys as one array literal: binding 10,000 numbers one by one took 9 ms.
-  const keys = phraseKeys && sql`${`{${phraseKeys.join(",")}}`}::bigint[]`;
-  const held = words !== undefined ? perConfig(configs, "words", words) : sql`s.doc_key = any(${keys})`;
+  const phrases = q.required.filter((p) => size(p) > 1);
+  const holding = sql`select search_pairs_holding(${pairsOf(phrases)}::int8[])`;
+  // An array computed once (not a constant the planner would weigh key by key, 8 ms for 10,000).
+  const held = words !== undefined ? perConfig(configs, "words", words) : sql`s.doc_key = any(array(${holding}))`;
   const filters: RawBuilder<unknown>[] = [];
-  if (words !== undefined && keys !== undefined) filters.push(sql`w.doc_key = any(${keys})`);
+  if (words !== undefined && phrases.length) filters.push(sql`w.doc_key in (${holding})`);
   const exWords = q.excluded.filter((p) => size(p) === 1);
   if (words === undefined && exWords.length) {
     filters.push(sql`w.doc_key not in (select s.doc_key from search_documents s where ${perConfig(configs, "words", anyQuery(exWords))})`);
@@ -417,20 +418,14 @@ export const postgresSearch: SearchEngine = {
     if (configs.length === 0) return { totalCount: 0, matches: [] };
     const required = req.query.required;
     await learnUnaccent(db, [...required, ...req.query.excluded].flat());
-    const phrases = required.filter((p) => size(p) > 1);
     const { window, totalCount } = await forceGinPlan(db, async (trx) => {
-      // The documents holding the phrases' pairs first, through their index alone: read within the
-      // matching query, they were joined to their documents one index lookup at a time.
-      const phraseKeys = phrases.length === 0 ? undefined
-        : (await sql<{ docKey: number }>`select search_pairs_holding(${pairsOf(phrases)}::int8[]) as doc_key`.execute(trx)).rows.map((r) => Number(r.docKey));
-      if (phraseKeys?.length === 0) return { window: [], totalCount: 0 };
       // Ranked by the title, tags and description, only where they hold a part of the query (ts_rank
       // would read every candidate's). Those few first, sorted; then the rest, all of score 0, in
       // documentId order: joining every candidate to its rank and sorting them all took 30 ms of a
       // word in 10,000 documents, against 10 for this.
       const end = req.startIndex + Math.max(1, req.pageSize);
       const rows = (await sql<RankedKey & { part: number; total: number }>`
-        with ${candidates(configs, req, phraseKeys)},
+        with ${candidates(configs, req)},
           r as materialized (select s.doc_key, ${score(configQuery(configs, anyQuery(required)))} as score
             from search_documents s where ${perConfig(configs, "meta", anyQuery(required))} and ${scopeFilter(req.scope)})
         select 0 as part, c.doc_key as k, c.document_id, r.score, null::bigint as total from c join r on r.doc_key = c.doc_key
