@@ -42,6 +42,7 @@ const BEFORE_0012 = {
     "drop index search_documents_meta",
     "drop table search_configs",
     "create index search_documents_config on search_documents (config)",
+    "alter index search_documents_words reset (gin_pending_list_limit)",
     "drop trigger search_pairs_delete on search_documents",
     "drop function search_pairs_delete()",
     "drop function search_pairs_holding(int8[])",
