@@ -30,6 +30,8 @@ import { newStoreDoc } from "../test/helpers/search-docs.ts";
 import { TEST_TIMINGS } from "../test/helpers/test-worker.ts";
 import { jobRegistry } from "../src/worker-role.ts";
 import { createReadStream } from "node:fs";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 
 const DOCS = Number(process.argv[3] ?? 10_000);
 const PAGES = Number(process.argv[4] ?? 100);
@@ -238,7 +240,11 @@ export async function benchSearch(): Promise<void> {
       if (dialect === "postgres") {
         // Statistics as autovacuum keeps them on a table that grew over time; a bulk load has none yet.
         await sql`analyze`.execute(services.store.db);
+        await sql`checkpoint`.execute(services.store.db);
       }
+      // What was written before (the build, or the other database's run) reaches the disk first:
+      // its writeback, landing among the queries, made some of them wait 50 to 80 ms on reads.
+      await promisify(execFile)("sync");
       await measureQueries(services.store, accountId, queries(vocab, samples.length ? samples : list.map((x) => x.q)));
       const varied = rng(5);
       const generated = Array.from({ length: 50 }, () => pageText(vocab, varied));
