@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { windowRows, type SearchScope } from "../../src/store/search-index.ts";
+import type { DocumentRecord } from "../../src/domain/document.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
 
@@ -24,6 +25,16 @@ for (const dialect of DIALECTS) {
       return store.search.search({ query: parseSearchQuery(q), scope: full, startIndex: 0, pageSize: 100, maxHits: 5 });
     };
     const titles = async (q: string, scope?: Partial<SearchScope>) => (await search(q, scope)).matches.map((m) => m.record.title);
+    /** Publishes these documents of alice's for one test's checks, then deletes them, whatever the checks find. */
+    const withDocuments = async (docs: ReadonlyArray<readonly [Partial<DocumentRecord>, readonly string[]]>, check: () => Promise<void>) => {
+      const published: string[] = [];
+      try {
+        for (const [fields, pages] of docs) published.push((await publishWithText(store, newStoreDoc(alice, "alice", fields), pages)).documentId);
+        await check();
+      } finally {
+        await store.documents.deleteByNames(alice, published);
+      }
+    };
 
     before(async () => {
       ({ store, drop } = await dialect.open());
@@ -63,14 +74,11 @@ for (const dialect of DIALECTS) {
       pages[3] = "A marimba, a second marimba and a third marimba.";
       pages[5] = "Two of them: marimba and marimba.";
       pages[6] = "Another marimba.";
-      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Percussion" }), pages);
-      try {
+      await withDocuments([[{ title: "Percussion" }, pages]], async () => {
         const found = await store.search.search({ query: parseSearchQuery("marimba"), scope: { kind: "account", accountId: alice, states: ["A"] }, startIndex: 0, pageSize: 10, maxHits: 3 });
         assert.deepEqual(found.matches[0]!.hits.map((h) => h.page), [4, 6, 2]);
         assert.match(found.matches[0]!.hits[0]!.snippet, /\[\[marimba\]\]/i);
-      } finally {
-        await store.documents.deleteByNames(alice, [doc.documentId]);
-      }
+      });
     });
 
     test("words must all be found; phrases keep their order; exclusions remove", async () => {
@@ -85,11 +93,10 @@ for (const dialect of DIALECTS) {
     });
 
     test("a phrase of three or more words is found whole only, not from its pairs apart", async () => {
-      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Weather log", tags: ["storm front", "rain gauge"] }), [
+      await withDocuments([[{ title: "Weather log", tags: ["storm front", "rain gauge"] }, [
         "The storm front moved east. Later the front moved north again.",
         "Then a cold storm front moved over the bay.",
-      ]);
-      try {
+      ]]], async () => {
         assert.deepEqual(await titles('"storm front moved"'), ["Weather log"]);
         assert.deepEqual(await titles('"cold storm front moved over"'), ["Weather log"]);
         // "front moved north" is there; "storm front" and "front moved" are too, but never "storm front moved north".
@@ -99,21 +106,18 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await titles('storm -"storm front moved east"'), []);
         assert.deepEqual(await titles('"front rain"'), [], "a phrase never runs from one tag into the next");
         assert.deepEqual(await titles('"rain gauge"'), ["Weather log"]);
-      } finally {
-        await store.documents.deleteByNames(alice, [doc.documentId]);
-      }
+      });
     });
 
     test("a phrase of three or more words never runs from one field or tag into the next", async () => {
-      const tagged = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Tag log", tags: ["heron front", "moved east"] }), ["the front moved"]);
-      const titled = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Watching heron", tags: ["front moved"] }), ["a heron front came"]);
-      try {
+      await withDocuments([
+        [{ title: "Tag log", tags: ["heron front", "moved east"] }, ["the front moved"]],
+        [{ title: "Watching heron", tags: ["front moved"] }, ["a heron front came"]],
+      ], async () => {
         assert.deepEqual(await titles('"heron front moved"'), [], "each pair is there, the phrase is not");
         assert.deepEqual((await titles('heron -"heron front moved"')).sort(), ["Tag log", "Watching heron"]);
         assert.deepEqual(await titles('"heron front came"'), ["Watching heron"]);
-      } finally {
-        await store.documents.deleteByNames(alice, [tagged.documentId, titled.documentId]);
-      }
+      });
     });
 
     test("inside quotes a word matches only itself; outside, its other forms too", async () => {
@@ -129,10 +133,9 @@ for (const dialect of DIALECTS) {
     });
 
     test("a phrase and its words fold alike, in every script, as the engine folds its words", async () => {
-      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Scripts" }), [
+      await withDocuments([[{ title: "Scripts" }, [
         "Йод и соль в воде. Ἀθῆναι εἶναι πόλη. Die Straße der Stadt.",
-      ]);
-      try {
+      ]]], async () => {
         assert.deepEqual(await titles('"Йод и соль"'), ["Scripts"]);
         assert.deepEqual(await titles('"ЙОД И СОЛЬ В"'), ["Scripts"], "case");
         // Neither engine takes the breve off Й: the word and the phrase without it find nothing alike.
@@ -146,9 +149,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await titles('"die strasse der"'), folded);
         assert.deepEqual(await titles('"ἀθῆναι εἶναι πόλη"'), ["Scripts"]);
         assert.deepEqual(await titles('"die straße der stadt"'), ["Scripts"]);
-      } finally {
-        await store.documents.deleteByNames(alice, [doc.documentId]);
-      }
+      });
     });
 
     test("a title match ranks before a text match", async () => {
@@ -160,34 +161,29 @@ for (const dialect of DIALECTS) {
     });
 
     test("a title that holds one word of the query still ranks before a text that holds them all", async () => {
-      const titled = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Quagga" }), ["A note on the okapi."]);
-      const plain = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Notes" }), ["The quagga and the okapi."]);
-      try {
+      await withDocuments([
+        [{ title: "Quagga" }, ["A note on the okapi."]],
+        [{ title: "Notes" }, ["The quagga and the okapi."]],
+      ], async () => {
         const { matches } = await search("quagga okapi");
         assert.deepEqual(matches.map((m) => m.record.title), ["Quagga", "Notes"]);
         assert.ok(matches[0]!.score > 0 && matches[1]!.score === 0);
-      } finally {
-        await store.documents.deleteByNames(alice, [titled.documentId, plain.documentId]);
-      }
+      });
     });
 
     test("a phrase of common short words is a phrase like any other", async () => {
-      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Hamlet", language: "en" }), ["To be, or not to be, that is the question."]);
-      try {
+      await withDocuments([[{ title: "Hamlet", language: "en" }, ["To be, or not to be, that is the question."]]], async () => {
         assert.deepEqual(await titles('"to be or not to be"'), ["Hamlet"]);
         assert.deepEqual(await titles('"that is the question"'), ["Hamlet"]);
         assert.deepEqual(await titles('"to be or not to go"'), []);
         assert.deepEqual(await titles('question -"not to be"'), []);
-      } finally {
-        await store.documents.deleteByNames(alice, [doc.documentId]);
-      }
+      });
     });
 
     test("numbers and addresses written with points are found as written", async () => {
-      const doc = await publishWithText(store, newStoreDoc(alice, "alice", { title: "Constants" }), [
+      await withDocuments([[{ title: "Constants" }, [
         "Pi is about 3.14159 and e about 2.71828. Write to pi.desk@example.org or see www.example.org/pi.",
-      ]);
-      try {
+      ]]], async () => {
         assert.deepEqual(await titles("3.14159"), ["Constants"]);
         assert.deepEqual(await titles('"about 2.71828"'), ["Constants"]);
         assert.deepEqual(await titles("3.14158"), []);
@@ -195,9 +191,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await titles('"to pi.desk@example.org"'), ["Constants"]);
         assert.deepEqual(await titles("www.example.org"), ["Constants"]);
         assert.deepEqual(await titles("pi.desk@example.com"), []);
-      } finally {
-        await store.documents.deleteByNames(alice, [doc.documentId]);
-      }
+      });
     });
 
     test("scopes: own documents only, private ones absent from public search, states as asked", async () => {
