@@ -130,6 +130,10 @@ export function readUpload(req: IncomingMessage, params: FieldSink, opts: Upload
         fail(err);
         return;
       }
+      // Listened to at once: a body that ends inside the file part makes busboy fail this stream
+      // before pipeline() below is attached, and an 'error' event with no listener ends the process.
+      // pipeline() hands a refusal of the meter's to this stream too: that refusal is the answer.
+      stream.on("error", (err) => fail(err instanceof QuireError ? err : new QuireError("201")));
       stream.on("limit", () => {
         // Stop at once: not one more byte of an oversized file is read (decisions §2 step 7).
         limitHit = true;
