@@ -81,6 +81,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser("*", (_req, _payload, done) => done(null, undefined));
 
   registerRequestOutcome(app);
+  // A page that meets an unreachable database says so and when to come back, rather than 500.
+  app.setErrorHandler((err, req, reply) => {
+    if (opts.deps.store.isUnavailable(err)) {
+      req.log.warn({ err }, "the database is unavailable");
+      return reply.code(503).header("retry-after", "5").header("cache-control", "no-store").type("text/plain; charset=utf-8")
+        .send("Quire cannot reach its database just now. Please try again in a moment.\n");
+    }
+    // Everything else as Fastify answers it by default (status from the error, 500 logged).
+    throw err;
+  });
   const limiter = opts.rateLimiter ?? rateLimiterFor(opts.deps.config);
   if (opts.ops) registerOpsRoutes(app, opts.ops);
   // Uploads through the API and the app's upload page are counted alike.

@@ -1,6 +1,6 @@
 import type { Config } from "./config.ts";
 import { openBlobStore, type SpoolingBlobStore } from "./blobs/open-blob-store.ts";
-import { openStore, type Store } from "./store/open-store.ts";
+import { openStore, type OpenStoreOptions, type Store } from "./store/open-store.ts";
 
 export interface Services {
   store: Store;
@@ -11,9 +11,12 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** Opens the store (running migrations) and the blob store named by the configuration. */
-export async function openServices(config: Readonly<Config>): Promise<Services> {
-  const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
+/**
+ * Opens the store (running migrations) and the blob store named by the configuration. With
+ * `onUnavailable`, a database that cannot be reached yet is waited for rather than failing.
+ */
+export async function openServices(config: Readonly<Config>, opts: Pick<OpenStoreOptions, "onUnavailable"> = {}): Promise<Services> {
+  const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys, ...opts });
   const opened = await openBlobStore(config);
   return {
     store,

@@ -132,8 +132,13 @@ async function handleApiRequest(
     if (err instanceof QuireError) {
       failure = err;
     } else {
-      if (req.raw.destroyed) return reply; // the client went away mid-upload: nobody to answer
-      req.log.error({ err }, "unexpected failure");
+      const unavailable = opts.deps.store.isUnavailable(err);
+      if (unavailable) req.log.warn({ err }, "the database is unavailable; answered 500");
+      else req.log.error({ err }, "unexpected failure");
+      if (unavailable) reply.header("retry-after", "5");
+      // Gone is told by the socket: Node marks a request `destroyed` as soon as its body is read,
+      // so that flag would leave every POST that met an error unanswered.
+      if (req.raw.socket?.destroyed ?? true) return reply;
       failure = new QuireError("500");
     }
     // An upload refused before its end: say so, then close, rather than read the rest of it.

@@ -9,13 +9,22 @@ export async function serveCommand(config: Readonly<Config>, opts: { worker: boo
   // Installed before anything starts: a signal arriving between two steps of the start (while the
   // worker is being spawned, say) must still stop what was started, not kill us and orphan it.
   const shutdown: { requested: boolean; run?: () => Promise<void> } = { requested: false };
+  let waitingForDatabase = false;
   const onSignal = () => {
+    // Nothing is started while the database is waited for: there is nothing to stop but us.
+    if (waitingForDatabase) process.exit(0);
     shutdown.requested = true;
     if (shutdown.run) void shutdown.run();
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
-  const services = await openServices(config);
+  const services = await openServices(config, {
+    onUnavailable: (err, attempt) => {
+      waitingForDatabase = true;
+      process.stderr.write(`quire: the database cannot be reached yet (${String((err as Error)?.message ?? err)}); trying again (attempt ${attempt})\n`);
+    },
+  });
+  waitingForDatabase = false;
   const { store } = services;
   if (config.createDemoAccount && (await store.accounts.count()) === 0) {
     const demo = await createAccount(store, "demo");

@@ -35,7 +35,9 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
     });
   }
 
-  const services = await openServices(config);
+  const services = await openServices(config, {
+    onUnavailable: (err, attempt) => log.warn({ err, attempt }, "the database cannot be reached yet; trying again"),
+  });
   cleanups.push(() => services.close());
   await mkdir(config.tmpDir, { recursive: true });
   const officeDir = await claimOfficeWorkDir(config.tmpDir);

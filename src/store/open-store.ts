@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { sql, type Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
@@ -42,6 +43,8 @@ export interface Store {
   readonly blobReferences: ReturnType<typeof blobReferencesRepo>;
   /** The web app's sessions (migration 0006). */
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
+  /** Whether an error is the database being unusable for now (see StoreDialect.isUnavailable). */
+  isUnavailable(err: unknown): boolean;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -54,10 +57,35 @@ export async function openDialect(databaseUrl: string): Promise<StoreDialect> {
   return (await import("./dialects/sqlite.ts")).openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
 }
 
+export interface OpenStoreOptions {
+  secretKeys?: readonly Buffer[];
+  /**
+   * Given, a database that cannot be reached yet is waited for (told each time it is tried again)
+   * instead of failing the start: a process started during an outage comes up when it ends.
+   */
+  onUnavailable?: (err: unknown, attempt: number) => void;
+}
+
+const REACH_RETRY_MAX_MS = 15_000;
+
+async function waitUntilReachable(dialect: StoreDialect, onUnavailable: NonNullable<OpenStoreOptions["onUnavailable"]>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`select 1`.execute(dialect.db);
+      return;
+    } catch (err) {
+      if (!dialect.isUnavailable(err)) throw err;
+      onUnavailable(err, attempt);
+      await sleep(Math.min(500 * 2 ** (attempt - 1), REACH_RETRY_MAX_MS));
+    }
+  }
+}
+
 /** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets and webhook secrets at rest; without them secrets are stored as they are. */
-export async function openStore(databaseUrl: string, opts: { secretKeys?: readonly Buffer[] } = {}): Promise<Store> {
+export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}): Promise<Store> {
   const dialect = await openDialect(databaseUrl);
   try {
+    if (opts.onUnavailable) await waitUntilReachable(dialect, opts.onUnavailable);
     await migrateToLatest(dialect);
   } catch (err) {
     await dialect.close();
@@ -81,6 +109,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
+    isUnavailable: (err) => dialect.isUnavailable(err),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -38,6 +38,11 @@ export interface StoreDialect {
    * that as an outcome ("name-taken"), so no other part ever reads a driver's error codes.
    */
   isUniqueViolation(err: unknown): boolean;
+  /**
+   * Whether a driver error says the database cannot be used now (unreachable, restarting, its disk
+   * full, locked past the wait): a state that passes, answered "try again" rather than as a bug.
+   */
+  isUnavailable(err: unknown): boolean;
   /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
   close(): Promise<void>;
 }

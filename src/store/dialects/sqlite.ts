@@ -136,6 +136,8 @@ export function openSqlite(file: string): StoreDialect {
       ),
     // Undefined until Kysely has opened the connection (on the first query).
     changeEpoch: () => epoch?.current(),
+    // Locked past busy_timeout, or its disk full: both pass.
+    isUnavailable: (err) => ["SQLITE_BUSY", "SQLITE_FULL"].includes(String((err as { code?: unknown } | null)?.code)),
     isUniqueViolation: (err) => UNIQUE_VIOLATIONS.has((err as { code?: unknown } | null)?.code),
     close: () => db.destroy(),
   };

@@ -170,8 +170,9 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
       return reply.code(201).header("cache-control", "no-store").send({ document: created(doc) });
     } catch (err) {
       if (!(err instanceof QuireError)) {
-        if (req.raw.destroyed) return reply; // the person cancelled: nobody to answer
         req.log.error({ err }, "app upload failed");
+        // The socket tells whether the person cancelled: `req.raw.destroyed` is true once the body is read.
+        if (req.raw.socket?.destroyed ?? true) return reply;
       }
       // Refused before its end: say so, then close, rather than read the rest of it.
       if (!req.raw.complete) reply.header("connection", "close");
