@@ -11,8 +11,9 @@
  * - `too-slow` once the converter used `limitMs` of processor time: the document's fault (code 5);
  * - `stalled` once it used none for `stallMs` (stopped by a signal, or starved outright): killed at
  *   once rather than holding its worker for the whole limit, and retried;
- * - `starved` once `limitMs × WALL_ALLOWANCE` of wall time passed without the processor limit being
- *   reached: the machine was too busy to tell, so the job is retried.
+ * - once `limitMs × WALL_ALLOWANCE` of wall time passed without the processor limit being reached:
+ *   `too-slow` if it used at least half its limit (slow on its own as well), else `starved`: the
+ *   machine was too busy to tell, so the job is retried.
  * Where /proc cannot be read, the processor time is taken to be the wall time (the old rule).
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -21,6 +22,8 @@ import { readdirSync, readFileSync } from "node:fs";
 export const WALL_ALLOWANCE = 4;
 /** Less processor time than this over the stall window is no progress (a clock tick is 10 ms). */
 const MIN_PROGRESS_MS = 20;
+/** The shortest stall window. */
+const MIN_STALL_MS = 1000;
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's times, on every architecture Node runs on. */
 const TICKS_PER_SECOND = 100;
 
@@ -127,7 +130,9 @@ function schedule(): void {
  * too slow, stalled or starved; the caller kills it then. Stop the watch when the run ends.
  */
 export function watchCpu(groups: () => readonly number[], limits: CpuWatchLimits, onVerdict: (verdict: CpuVerdict, usage: CpuUsage) => void): CpuWatch {
-  const stallMs = Math.min(limits.stallMs ?? defaultStallMs, limits.limitMs);
+  // Never under a second: processor time is counted in 10 ms ticks, and a program starting up may
+  // wait on the disk for a moment.
+  const stallMs = Math.max(MIN_STALL_MS, Math.min(limits.stallMs ?? defaultStallMs, limits.limitMs));
   const wallCapMs = limits.limitMs * WALL_ALLOWANCE;
   /** Highest processor time seen (a process that ends and is reaped by us leaves the sum). */
   let cpuSeen = 0;
@@ -162,7 +167,8 @@ export function watchCpu(groups: () => readonly number[], limits: CpuWatchLimits
       let verdict: CpuVerdict | undefined;
       if (used >= limits.limitMs) verdict = "too-slow";
       else if (now - progress.at >= stallMs) verdict = "stalled";
-      else if (wall >= wallCapMs) verdict = "starved";
+      // Out of wall time: one that used half its limit on the processor is slow on its own too.
+      else if (wall >= wallCapMs) verdict = used >= limits.limitMs / 2 ? "too-slow" : "starved";
       if (verdict === undefined) return;
       decided = true;
       watches.delete(watch);
