@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
 import { detectFile } from "../detect/detect-format.ts";
 import { ConversionError, stalledFailure } from "./conversion-error.ts";
+import { isNoSpaceError } from "../domain/job-failure.ts";
 import { OfficeSlot, type SlotResult } from "./office-slot.ts";
 import { currentSandbox, type SandboxSettings } from "./sandbox.ts";
 
@@ -199,7 +200,9 @@ export class OfficeConverter {
     else job.reject(error);
 
     if (this.state !== "running") return;
-    const healthy = result !== undefined && (result.ok || result.kind === "encrypted" || result.kind === "corrupt");
+    // A copy that found no room on the disk never reached soffice: nothing to restart (a restart on
+    // a full disk could leave the slot broken for a minute after the space is back).
+    const healthy = result === undefined ? isNoSpaceError(error) : result.ok || result.kind === "encrypted" || result.kind === "corrupt";
     if (healthy && s.slot.conversions < this.opts.restartEvery) s.state = "idle";
     else await this.restart(s);
     this.dispatch();
