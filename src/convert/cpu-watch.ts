@@ -55,10 +55,6 @@ export function configureStallWindow(ms: number): void {
   defaultStallMs = ms;
 }
 
-export function stallWindow(): number {
-  return defaultStallMs;
-}
-
 interface Watch {
   groups: () => readonly number[];
   /** How often it wants a sample. */
