@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { httpLoggerOptions } from "./ops/access-log.ts";
+import { diskCheck } from "./ops/disk-check.ts";
 import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
 import type { ReadinessCheck } from "./ops/health.ts";
 import type { Services } from "./services.ts";
@@ -15,7 +16,7 @@ import type { Services } from "./services.ts";
 
 export interface ApiRoleOptions {
   config: Readonly<Config>;
-  services: Pick<Services, "store" | "blobs" | "checkBlobs">;
+  services: Pick<Services, "store" | "blobs" | "checkBlobs"> & Partial<Pick<Services, "diskSpace">>;
   /** Readiness checks beyond the store's and the blobs' (the supervised worker's, for `quire serve`). */
   checks?: Record<string, ReadinessCheck>;
   /** Where the API listens; by default QUIRE_HOST and QUIRE_PORT (tests: port 0). */
@@ -40,11 +41,12 @@ export interface RunningApiRole {
 export async function startApiRole(opts: ApiRoleOptions): Promise<RunningApiRole> {
   const { config, services } = opts;
   const { store, blobs } = services;
-  const deps = { config, store, blobs };
+  const deps = { config, store, blobs, diskSpace: services.diskSpace };
   const logger = opts.logger ?? httpLoggerOptions(config.logLevel);
   const metrics = createMetrics({ role: "api" });
   registerQueueGauges(metrics, store.jobs);
-  const ops = { metrics, checks: { store: () => store.ping(), blobs: services.checkBlobs, ...opts.checks } };
+  const disk: Record<string, ReadinessCheck> = services.diskSpace ? { disk: diskCheck(services.diskSpace) } : {};
+  const ops = { metrics, checks: { store: () => store.ping(), blobs: services.checkBlobs, ...disk, ...opts.checks } };
   const app = await buildApp({ deps, spool: blobs, logger, ops });
   const apps = [app];
   const close = async (graceMs = 0) => {

@@ -9,6 +9,7 @@ import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
 import { registerRequestOutcome } from "./ops/request-outcome.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
+import { guardedSpool } from "./uploads/disk-guard.ts";
 import { registerAppRoutes } from "./web/app/app-plugin.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
@@ -95,9 +96,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   if (opts.ops) registerOpsRoutes(app, opts.ops);
   // Uploads through the API and the app's upload page are counted alike.
   const uploadDeps = opts.ops ? { ...opts.deps, blobs: countingUploads(opts.deps.blobs, opts.ops.metrics.uploadBytes) } : opts.deps;
+  // No new file is spooled while the data disk is short of space (012; src/uploads/disk-guard.ts).
+  const spool = guardedSpool(opts.spool, opts.deps.diskSpace);
   registerApiRoutes(app, {
     deps: uploadDeps,
-    tempPath: () => opts.spool.tempPath(),
+    tempPath: () => spool.tempPath(),
     allowRequest: (apiKey, signed) => limiter.allow(bucketOf(apiKey, signed)),
     preauth: opts.preauthBudget ?? preauthBudgetFor(opts.deps.config),
     paths: opts.uploadOnly ? { normal: [], upload: ["/1_0"] } : { normal: ["/1_0"], upload: ["/upload/1_0"] },
@@ -105,7 +108,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
   if (!opts.uploadOnly) {
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
-    await registerAppRoutes(app, { ...uploadDeps, spool: opts.spool });
+    await registerAppRoutes(app, { ...uploadDeps, spool });
     await registerWebRoutes(app, opts.deps);
   }
   return app;

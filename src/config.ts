@@ -33,6 +33,18 @@ export interface Config {
   createDemoAccount: boolean;
   /** Scratch space of conversions (page images before upload, LibreOffice profiles). */
   tmpDir: string;
+  /**
+   * QUIRE_MIN_FREE_DISK_MB: below this much free space in the blob folder (local blobs) or the
+   * temp folder, new uploads are refused (012), conversions wait, and /readyz answers 503. 0: never.
+   */
+  minFreeDiskBytes: number;
+  /** QUIRE_DISK_FULL_WAIT_HOURS: how long a conversion waits for disk space before its document fails, saying so. */
+  diskFullWaitMs: number;
+  /**
+   * QUIRE_CONVERTER_STALL_SECONDS: a converter (LibreOffice, poppler, Tesseract) that uses no
+   * processor time for this long is stopped or starved: it is killed and its job retried.
+   */
+  converterStallMs: number;
   workerConcurrency: number;
   officeSlots: number;
   officeTimeoutMs: number;
@@ -233,6 +245,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
+    minFreeDiskBytes: (int("QUIRE_MIN_FREE_DISK_MB", 256, 0, 1 << 30) ?? 256) * 1024 * 1024,
+    diskFullWaitMs: (int("QUIRE_DISK_FULL_WAIT_HOURS", 6, 1, 168) ?? 6) * 3_600_000,
+    converterStallMs: (int("QUIRE_CONVERTER_STALL_SECONDS", 30, 1, 3600) ?? 30) * 1000,
     workerConcurrency,
     officeSlots: int("QUIRE_OFFICE_SLOTS", availableParallelism(), 1, 64) ?? 1,
     officeTimeoutMs: (int("QUIRE_OFFICE_TIMEOUT_SECONDS", 120, 1, 3600) ?? 120) * 1000,

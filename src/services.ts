@@ -1,4 +1,5 @@
 import type { Config } from "./config.ts";
+import type { DiskSpace } from "./blobs/disk-space.ts";
 import { openBlobStore, type SpoolingBlobStore } from "./blobs/open-blob-store.ts";
 import { openStore, type OpenStoreOptions, type Store } from "./store/open-store.ts";
 
@@ -8,6 +9,8 @@ export interface Services {
   blobs: SpoolingBlobStore;
   /** Throws unless the blob backend can be used now (for /readyz). */
   checkBlobs(): Promise<void>;
+  /** Free space of the blob and temp folders (QUIRE_MIN_FREE_DISK_MB). */
+  diskSpace: DiskSpace;
   close(): Promise<void>;
 }
 
@@ -22,6 +25,7 @@ export async function openServices(config: Readonly<Config>, opts: Pick<OpenStor
     store,
     blobs: opened.blobs,
     checkBlobs: () => opened.check(),
+    diskSpace: opened.space,
     close: async () => {
       opened.close();
       await store.close();

@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import type { FetchOptions } from "./convert/fetch-url.ts";
+import { configureStallWindow } from "./convert/cpu-watch.ts";
 import { OfficeConverter } from "./convert/office-to-pdf.ts";
 import { PAGE_WIDTHS } from "./domain/page-images.ts";
 import { conversionHandlers } from "./jobs/conversion-handlers.ts";
@@ -13,6 +14,8 @@ import { sweep } from "./jobs/sweeper.ts";
 import { sweepWebhookDeliveries, webhookDeliveryHandler, webhookDeliverySettings, WEBHOOK_DELIVERY } from "./jobs/webhook-delivery.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { officeCheck } from "./ops/converter-check.ts";
+import { diskCheck } from "./ops/disk-check.ts";
+import type { ReadinessCheck } from "./ops/health.ts";
 import { jobMetricsHook } from "./ops/job-metrics.ts";
 import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
 import { startOpsServer } from "./ops/ops-server.ts";
@@ -35,6 +38,8 @@ export interface WorkerTimings {
   stopGraceMs: number;
   /** Whole of one PDF inspection or rendering step. */
   pdfStepTimeoutMs: number;
+  /** How often a job waiting for disk space tries again (QUIRE_DISK_FULL_WAIT_HOURS bounds the whole wait). */
+  diskFullRetryMs?: number;
   /** Fetching a URL upload's original: per hop, idle, and (by default QUIRE_FETCH_TIMEOUT_SECONDS) in all. */
   fetch: { connectTimeoutMs: number; idleTimeoutMs: number; totalTimeoutMs?: number };
 }
@@ -48,12 +53,13 @@ export const PRODUCTION_TIMINGS: Readonly<WorkerTimings> = {
   retryMaxMs: 300_000,
   stopGraceMs: 30_000,
   pdfStepTimeoutMs: 120_000,
+  diskFullRetryMs: 60_000,
   fetch: { connectTimeoutMs: 10_000, idleTimeoutMs: 30_000 },
 };
 
 export interface WorkerRoleOptions {
   config: Readonly<Config>;
-  services: Pick<Services, "store" | "blobs" | "checkBlobs">;
+  services: Pick<Services, "store" | "blobs" | "checkBlobs"> & Partial<Pick<Services, "diskSpace">>;
   log: Logger;
   /** LibreOffice's profiles and scratch (`quire worker` claims one under QUIRE_TMP_DIR). */
   officeDir: string;
@@ -87,6 +93,7 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     office: opts.office,
     log: opts.log,
     tmpDir: config.tmpDir,
+    diskSpace: services.diskSpace,
     fetch: {
       maxBytes: config.maxUploadBytes,
       allowPrivate: config.fetchAllowPrivate,
@@ -114,6 +121,8 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
   const timings = opts.timings ?? PRODUCTION_TIMINGS;
   const started = opts.onStarted ?? (() => {});
   await mkdir(config.tmpDir, { recursive: true }); // every conversion's scratch folder is made in it
+  // Every converter this process starts is judged by its processor time (QUIRE_CONVERTER_STALL_SECONDS).
+  configureStallWindow(config.converterStallMs);
   const office = new OfficeConverter({ slots: config.officeSlots, timeoutMs: config.officeTimeoutMs, restartEvery: config.officeRestartEvery, workDir: opts.officeDir });
   started(() => office.close());
   if (opts.startOffice !== false) await office.start();
@@ -135,6 +144,7 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
     watchQueuedJobs: (onQueued) => queuedJobsNotifier(config.databaseUrl, log).watchQueuedJobs(onQueued),
     jobTimeoutMs: config.jobTimeoutMs,
     maxAttempts: config.maxAttempts,
+    diskWait: { retryMs: timings.diskFullRetryMs ?? 60_000, forMs: config.diskFullWaitMs },
     retryBaseMs: timings.retryBaseMs,
     retryMaxMs: timings.retryMaxMs,
     stopGraceMs: timings.stopGraceMs,
@@ -145,7 +155,8 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
 
   let opsPort: number | undefined;
   if (config.metricsPort !== undefined) {
-    const checks = { store: () => services.store.ping(), blobs: services.checkBlobs, converter: officeCheck(office) };
+    const disk: Record<string, ReadinessCheck> = services.diskSpace ? { disk: diskCheck(services.diskSpace) } : {};
+    const checks = { store: () => services.store.ping(), blobs: services.checkBlobs, ...disk, converter: officeCheck(office) };
     const ops = await startOpsServer({ host: config.host, port: config.metricsPort, checks, metrics });
     started(() => ops.close());
     opsPort = ops.port;
@@ -157,7 +168,7 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
 function startSweeps({ config, services, log }: WorkerRoleOptions): () => Promise<void> {
   const sweepOnce = () =>
     Promise.all([
-      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs }),
+      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs }),
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();

@@ -1,3 +1,4 @@
+import type { CpuUsage } from "./cpu-watch.ts";
 import { FAILURE_CODES, JobFailure, type FailureKind, type JobFailureOptions } from "../domain/job-failure.ts";
 
 /** The failure codes of decisions §6, under the name the converters have always used. */
@@ -11,4 +12,16 @@ export class ConversionError extends JobFailure {
     super(kind, message, opts);
     this.name = "ConversionError";
   }
+}
+
+/**
+ * A converter held back by the machine (cpu-watch.ts): stopped from outside or starved by other
+ * work, it used little processor time while the clock ran. Not the document's fault: retried.
+ */
+export function stalledFailure(converter: string, why: "stalled" | "starved", usage: CpuUsage): ConversionError {
+  const how = why === "stalled" ? "it was stopped or got no processor time" : "the server was too busy";
+  return new ConversionError("internal", `${converter} was held back by the server (${how}), so the conversion could not finish.`, {
+    machineFault: "stalled",
+    detail: `${why}: ${usage.cpuMs} ms of processor time in ${usage.wallMs} ms`,
+  });
 }

@@ -6,7 +6,7 @@
  */
 import { runSandboxed } from "./sandboxed-run.ts";
 import { dirname, resolve as absolute } from "node:path";
-import { ConversionError } from "./conversion-error.ts";
+import { ConversionError, stalledFailure } from "./conversion-error.ts";
 import { sandboxView } from "./sandbox.ts";
 import { xmlSafe, type Word } from "./pdf-text.ts";
 import { countOf } from "../domain/counts.ts";
@@ -25,7 +25,8 @@ export interface TesseractRun {
  * its stdout. The image is the only file it reads besides its traineddata
  * (/usr/share/tesseract-ocr/5/tessdata) and it writes none: that is all a sandbox must let it see. One thread per process (OMP_THREAD_LIMIT=1):
  * pages run side by side instead, which uses the cores better than OpenMP inside one page.
- * Over `timeoutMs` it is killed and becomes "limits"; on abort it is killed and the signal's reason
+ * Past `timeoutMs` of processor time it is killed and becomes "limits"; held back by the machine
+ * (stopped, starved: sandboxed-run.ts) it is killed and the page's job retried; on abort it is killed and the signal's reason
  * is thrown. The exit code is not trusted to mean text was found (0 with nothing on an undecodable
  * TIFF): callers judge the output.
  */
@@ -46,6 +47,8 @@ export async function runTesseract(image: string | undefined, args: string[], op
       return run.code === 0 ? run.stdout : "";
     case "timeout":
       throw new ConversionError("limits", `Text recognition of a page took longer than the allowed ${countOf(Math.round(opts.timeoutMs / 1000), "second")}.`);
+    case "stalled":
+      throw stalledFailure("Text recognition (Tesseract)", run.why, run.usage);
     case "too-long":
       throw new ConversionError("limits", "Text recognition produced more output than a page can hold.");
     case "not-started":

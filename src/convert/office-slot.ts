@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { watchCpu, type CpuUsage } from "./cpu-watch.ts";
 import { prepareProfile } from "./office-profile.ts";
 import { sandboxView, SANDBOX_UID, type SandboxSettings, type SandboxView } from "./sandbox.ts";
 
@@ -19,7 +20,9 @@ const STDERR_TAIL = 4096;
 
 export type SlotResult =
   | { ok: true; filter: string }
-  | { ok: false; kind: "encrypted" | "corrupt" | "crash" | "timeout" | "aborted"; message: string };
+  | { ok: false; kind: "encrypted" | "corrupt" | "crash" | "timeout" | "aborted"; message: string }
+  /** Held back by the machine (cpu-watch.ts): stopped from outside, or starved. */
+  | { ok: false; kind: "stalled"; why: "stalled" | "starved"; usage: CpuUsage; message: string };
 
 interface Reply {
   id?: number;
@@ -143,7 +146,12 @@ export class OfficeSlot {
     }
   }
 
-  /** `input` and `output` are in the slot's ioDir, the only data folder soffice can see. */
+  /**
+   * `input` and `output` are in the slot's ioDir, the only data folder soffice can see.
+   * `timeoutMs` is processor time, of soffice's and the helper's processes together (cpu-watch.ts):
+   * past it, "timeout"; a conversion held back by the machine (no processor time for the stall
+   * window, or WALL_ALLOWANCE × the limit on the clock) is "stalled". The owner kills the slot then.
+   */
   run(input: string, output: string, timeoutMs: number, signal?: AbortSignal): Promise<SlotResult> {
     const helper = this.helper;
     const view = this.view;
@@ -155,7 +163,7 @@ export class OfficeSlot {
     const id = this.nextId++;
     return new Promise((resolve) => {
       const finish = (r: SlotResult): void => {
-        clearTimeout(timer);
+        watch.stop();
         signal?.removeEventListener("abort", onAbort);
         this.onDeath.delete(onDied);
         this.replies.delete(id);
@@ -163,7 +171,13 @@ export class OfficeSlot {
       };
       const onAbort = (): void => finish({ ok: false, kind: "aborted", message: "aborted by the caller" });
       const onDied = (why: string): void => finish({ ok: false, kind: "crash", message: `${why}\n${this.stderr}` });
-      const timer = setTimeout(() => finish({ ok: false, kind: "timeout", message: `no result after ${timeoutMs} ms` }), timeoutMs);
+      // Both process groups: soffice does the work, the helper drives it through UNO.
+      const groups = [this.office?.pid, helper.pid].filter((p): p is number => p !== undefined);
+      const watch = watchCpu(() => groups, { limitMs: timeoutMs }, (verdict, usage) => {
+        const spent = `${usage.cpuMs} ms of processor time in ${usage.wallMs} ms`;
+        if (verdict === "too-slow") finish({ ok: false, kind: "timeout", message: `no result after ${spent}` });
+        else finish({ ok: false, kind: "stalled", why: verdict, usage, message: `${verdict}: ${spent}` });
+      });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.onDeath.add(onDied);
       this.replies.set(id, (reply) => finish(toResult(reply)));

@@ -3,14 +3,19 @@ import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat } from "node
 import { availableParallelism } from "node:os";
 import { join, resolve as resolvePath } from "node:path";
 import { detectFile } from "../detect/detect-format.ts";
-import { ConversionError } from "./conversion-error.ts";
+import { ConversionError, stalledFailure } from "./conversion-error.ts";
+import { isNoSpaceError } from "../domain/job-failure.ts";
 import { OfficeSlot, type SlotResult } from "./office-slot.ts";
 import { currentSandbox, type SandboxSettings } from "./sandbox.ts";
 
 export interface OfficeConverterOptions {
   /** Parallel LibreOffice processes (default: os.availableParallelism()). */
   slots: number;
-  /** Hard limit per conversion, from the moment a slot takes the job (default 120_000). */
+  /**
+   * Processor time one conversion may use, from the moment a slot takes the job (default 120_000):
+   * past it the document is too slow (code 5). Held back by the machine instead (no processor time
+   * for the stall window, or 4 × this on the clock: cpu-watch.ts), it fails as "stalled" and is retried.
+   */
   timeoutMs: number;
   /** Restart a slot after this many conversions, as soffice's memory grows with use (default 200). */
   restartEvery: number;
@@ -195,7 +200,9 @@ export class OfficeConverter {
     else job.reject(error);
 
     if (this.state !== "running") return;
-    const healthy = result !== undefined && (result.ok || result.kind === "encrypted" || result.kind === "corrupt");
+    // A copy that found no room on the disk never reached soffice: nothing to restart (a restart on
+    // a full disk could leave the slot broken for a minute after the space is back).
+    const healthy = result === undefined ? isNoSpaceError(error) : result.ok || result.kind === "encrypted" || result.kind === "corrupt";
     if (healthy && s.slot.conversions < this.opts.restartEvery) s.state = "idle";
     else await this.restart(s);
     this.dispatch();
@@ -214,6 +221,8 @@ export class OfficeConverter {
         return new ConversionError("corrupt", "The document could not be read; it may be damaged.", { cause });
       case "timeout":
         return new ConversionError("limits", "The document took too long to convert.", { cause });
+      case "stalled":
+        return stalledFailure("LibreOffice", result.why, result.usage);
       case "aborted":
         return job.signal?.reason ?? new Error("aborted");
       case "crash":

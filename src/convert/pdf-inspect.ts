@@ -6,7 +6,7 @@
 import { runSandboxed, type RunLimits } from "./sandboxed-run.ts";
 import { stat } from "node:fs/promises";
 import { resolve as absolute } from "node:path";
-import { ConversionError } from "./conversion-error.ts";
+import { ConversionError, stalledFailure } from "./conversion-error.ts";
 import { sandboxView } from "./sandbox.ts";
 import { countOf } from "../domain/counts.ts";
 
@@ -44,8 +44,9 @@ export const POPPLER_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 /**
  * Runs one poppler program in its sandbox (sandbox.ts). `args` gets the function that names a path
  * as the program sees it (`opts.input`, or one inside `opts.outputDir`). Resolves with its stdout
- * (unless `onStdout` takes it) when it exits 0. A run over `timeoutMs` is killed and becomes
- * "limits"; a non-zero exit is classified from stderr.
+ * (unless `onStdout` takes it) when it exits 0. A run that used `timeoutMs` of processor time is
+ * killed and becomes "limits"; one held back by the machine (stopped, starved) is killed and
+ * retried (sandboxed-run.ts); a non-zero exit is classified from stderr.
  */
 export async function runPoppler(cmd: string, args: (at: (hostPath: string) => string) => string[], opts: PopplerRun): Promise<string> {
   // Bounded like LibreOffice: a hostile PDF makes poppler's allocations fail rather than the machine's.
@@ -62,6 +63,8 @@ export async function runPoppler(cmd: string, args: (at: (hostPath: string) => s
     case "timeout":
     case "too-long":
       throw new ConversionError("limits", `Processing the PDF took longer than the allowed ${countOf(Math.round(opts.timeoutMs / 1000), "second")}.`);
+    case "stalled":
+      throw stalledFailure(`The PDF tool ${cmd}`, run.why, run.usage);
     case "not-started": {
       const missing = run.error.code === "ENOENT";
       throw new ConversionError("internal", missing ? `The PDF tools (poppler-utils, ${cmd}) are not installed.` : `The PDF tool ${cmd} could not be started.`, { cause: run.error });
@@ -75,6 +78,11 @@ export async function runPoppler(cmd: string, args: (at: (hostPath: string) => s
 /** Turns a failed poppler run into the error kind the document should end with. */
 export function popplerFailure(cmd: string, code: number, stderr: string): ConversionError {
   const cause = new Error(`${cmd} exited with ${code}: ${stderr.trim().slice(0, 2000)}`);
+  // Its output could not be written ("Output file write error --- out of disk space?", pdftoppm's
+  // "Could not write image"): the machine's disk, not the document (issue 23 item 0d).
+  if (/write error|out of disk space|could not write|no space left/i.test(stderr)) {
+    return new ConversionError("internal", "The server's disk is full; the conversion waits for space.", { machineFault: "disk-full", cause });
+  }
   if (/incorrect password/i.test(stderr)) {
     return new ConversionError("encrypted", "The PDF is protected by a password, so it cannot be opened.", { cause });
   }

@@ -4,11 +4,17 @@
  * is answered as an outcome; each caller says what that outcome means for a document.
  */
 import { spawn } from "node:child_process";
+import { watchCpu, type CpuUsage } from "./cpu-watch.ts";
 import type { SandboxedCommand } from "./sandbox.ts";
 
 const STDERR_KEEP = 16 * 1024;
 
 export interface RunLimits {
+  /**
+   * Processor time the program may use (cpu-watch.ts): past it, `timeout`. It may take up to
+   * WALL_ALLOWANCE times this on the clock while it keeps using the processor; a program that uses
+   * none for the stall window, or runs out of that wall time, is killed as `stalled`.
+   */
   timeoutMs: number;
   signal?: AbortSignal;
   /** Receives stdout as text as it arrives, so long outputs need not be held whole. */
@@ -27,6 +33,8 @@ export type RunOutcome =
   | { kind: "exited"; code: number; stdout: string; stderr: string }
   | { kind: "killed"; signal: NodeJS.Signals | null; stderr: string }
   | { kind: "timeout" }
+  /** Held back by something outside it: stopped (SIGSTOP), or starved by a busy machine. Worth another try. */
+  | { kind: "stalled"; why: "stalled" | "starved"; usage: CpuUsage }
   | { kind: "too-long" }
   | { kind: "not-started"; error: NodeJS.ErrnoException };
 
@@ -43,7 +51,8 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = "";
-    let ended: "timeout" | "too-long" | "aborted" | undefined;
+    let ended: "timeout" | "too-long" | "aborted" | "stalled" | undefined;
+    let stalled: { why: "stalled" | "starved"; usage: CpuUsage } | undefined;
     let spawnError: NodeJS.ErrnoException | undefined;
     const kill = (why: typeof ended) => {
       ended ??= why;
@@ -62,11 +71,15 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
         else out.push(d);
       });
     }
-    let timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+    // The process group: what bubblewrap starts inside its sandbox stays in it.
+    const group = child.pid === undefined ? [] : [child.pid];
+    const watch = watchCpu(() => group, { limitMs: limits.timeoutMs }, (verdict, usage) => {
+      if (verdict === "too-slow") return kill("timeout");
+      stalled = { why: verdict, usage };
+      kill("stalled");
+    });
     const restartTimeout = () => {
-      if (ended) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => kill("timeout"), limits.timeoutMs);
+      if (!ended) watch.restart();
     };
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       if (stderr.length < STDERR_KEEP) stderr += d;
@@ -78,10 +91,11 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
       spawnError = e;
     });
     child.on("close", (code, sig) => {
-      clearTimeout(timer);
+      watch.stop();
       limits.signal?.removeEventListener("abort", onAbort);
       if (ended === "aborted") return reject(limits.signal?.reason);
       if (ended === "timeout" || ended === "too-long") return resolve({ kind: ended });
+      if (ended === "stalled" && stalled) return resolve({ kind: "stalled", ...stalled });
       if (spawnError) return resolve({ kind: "not-started", error: spawnError });
       if (code === null) return resolve({ kind: "killed", signal: sig, stderr });
       resolve({ kind: "exited", code, stdout: Buffer.concat(out).toString("utf8"), stderr });

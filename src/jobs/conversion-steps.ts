@@ -14,7 +14,8 @@ import { recognizePages, type OcrSettings } from "../convert/page-ocr.ts";
 import { extractText, renderCovers, renderPages, type PageSize, type PageText, type PdfLimits, type RenderedPage } from "../convert/pdf-pages.ts";
 import type { TextBounds } from "../convert/pdf-text.ts";
 import type { DocumentRecord } from "../domain/document.ts";
-import { JobFailure } from "../domain/job-failure.ts";
+import type { DiskSpace } from "../blobs/disk-space.ts";
+import { JobFailure, machineFaultOf } from "../domain/job-failure.ts";
 import { nameBaseFromTitle, nameCandidates } from "../domain/document-name.ts";
 import type { Store } from "../store/open-store.ts";
 
@@ -25,6 +26,11 @@ export interface ConvertDeps {
   log: Logger;
   /** Scratch space for one conversion; removed when it ends, whatever happens. */
   tmpDir: string;
+  /**
+   * The data disk (blob and temp folders): while it is short of space a conversion waits instead
+   * of starting, and a converter's failure is the disk's, never the document's (issue 23 item 0d).
+   */
+  diskSpace?: Pick<DiskSpace, "shortage">;
   fetch: Omit<FetchOptions, "signal">;
   pdfLimits: PdfLimits;
   /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
@@ -39,6 +45,26 @@ export interface ConvertDeps {
    * that any worker may take (QUIRE_FANOUT_MIN_PAGES, QUIRE_FANOUT_RANGE_PAGES); unset, never.
    */
   fanout?: { minPages: number; rangePages: number };
+}
+
+const DISK_FULL_MESSAGE = "The server's disk is full; the conversion waits for space.";
+
+/** Throws a disk-full failure (retried while the disk stays full) when the data disk is short of space now. */
+export async function assertDiskRoom(deps: Pick<ConvertDeps, "diskSpace">): Promise<void> {
+  const shortage = await deps.diskSpace?.shortage();
+  if (shortage !== undefined) throw new JobFailure("internal", DISK_FULL_MESSAGE, { machineFault: "disk-full", detail: shortage });
+}
+
+/**
+ * What a conversion's failure is to be recorded as: a converter that failed while the data disk
+ * is short of space (LibreOffice's "PDF export failed", a poppler or Tesseract run that could not
+ * write) failed for the disk, never for the document. An abort (time limit, lost lease) stays what it is.
+ */
+export async function diskFullOr(deps: Pick<ConvertDeps, "diskSpace">, err: unknown, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted || machineFaultOf(err) !== undefined) return err;
+  const shortage = await deps.diskSpace?.shortage().catch(() => undefined);
+  if (shortage === undefined) return err;
+  return new JobFailure("internal", DISK_FULL_MESSAGE, { machineFault: "disk-full", detail: shortage, cause: err });
 }
 
 export async function putFile(blobs: BlobStore, key: string, path: string): Promise<void> {
@@ -154,6 +180,10 @@ export async function failDocument(deps: ConvertDeps, documentId: string, error:
   const doc = await deps.store.documents.getForConversion(documentId);
   if (doc?.state !== "F") return;
   // The other ranges of a split document stop (their lease is gone): they would render for nothing.
-  if (await deps.store.pageRanges.getFanout(documentId)) await deps.store.jobs.failAllFor(documentId, "the document failed", Date.now());
+  if (await deps.store.pageRanges.getFanout(documentId)) {
+    await deps.store.jobs.failAllFor(documentId, "the document failed", Date.now());
+    // The split's rows (its ranges with it) say nothing more of a document in F.
+    await deps.store.pageRanges.forget(documentId);
+  }
   await deps.blobs.deletePrefix(blobKeys.prefix(doc.blobId), [blobKeys.original(doc.blobId)]);
 }

@@ -13,7 +13,7 @@ import { conversionRoute, isImageType, isOrgDocType, type OrgDocType } from "../
 import { inspectPdf, summarize } from "../convert/pdf-pages.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { planPageRanges } from "../domain/job-kinds.ts";
-import { failDocument, publish, putFile, removeIfDeleted, runPageStep, type ConvertDeps } from "./conversion-steps.ts";
+import { assertDiskRoom, diskFullOr, failDocument, publish, putFile, removeIfDeleted, runPageStep, type ConvertDeps } from "./conversion-steps.ts";
 import type { JobHandler } from "./job-registry.ts";
 import { publishSplit } from "./split-publish.ts";
 
@@ -40,6 +40,8 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
     async run({ job, signal }) {
       const doc = await deps.store.documents.getForConversion(job.documentId);
       if (!doc || doc.state !== "P") return "skipped";
+      // Nothing is started while the data disk is short of space: the job waits for room.
+      await assertDiskRoom(deps);
       const split = await deps.store.pageRanges.getFanout(doc.documentId);
       // Split already: publish once every range is done; until then the ranges' jobs are at work.
       if (split) return split.rangesLeft > 0 ? "success" : publishSplit(deps, doc, split, signal);
@@ -81,7 +83,7 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
       } catch (err) {
         // Deleted while we worked (the lost job lease aborts us): what we wrote must not outlive it.
         if (await removeIfDeleted(deps, doc)) return "skipped";
-        throw err;
+        throw await diskFullOr(deps, err, signal);
       } finally {
         await rm(work, { recursive: true, force: true });
       }

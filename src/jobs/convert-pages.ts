@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import { inspectPdf } from "../convert/pdf-pages.ts";
-import { failDocument, removeIfDeleted, runPageStep, type ConvertDeps } from "./conversion-steps.ts";
+import { assertDiskRoom, diskFullOr, failDocument, removeIfDeleted, runPageStep, type ConvertDeps } from "./conversion-steps.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import type { JobHandler } from "./job-registry.ts";
 
@@ -28,6 +28,7 @@ export function convertPagesHandler(deps: ConvertDeps): JobHandler {
       if (!range || range.done) return "skipped";
       const doc = await deps.store.documents.getForConversion(range.documentId);
       if (!doc || doc.state !== "P") return "skipped";
+      await assertDiskRoom(deps);
       const work = await mkdtemp(join(deps.tmpDir, "convert-"));
       let lastWrite = 0;
       let progress: Promise<void> = Promise.resolve();
@@ -54,7 +55,7 @@ export function convertPagesHandler(deps: ConvertDeps): JobHandler {
         return "skipped";
       } catch (err) {
         if (await removeIfEnded(deps, doc)) return "skipped";
-        throw err;
+        throw await diskFullOr(deps, err, signal);
       } finally {
         await progress;
         await rm(work, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/open-store.ts";
-import { FAILURE_CODES } from "../domain/job-failure.ts";
+import { DISK_WAIT_MARK, FAILURE_CODES } from "../domain/job-failure.ts";
 import type { JobKind } from "../domain/job-kinds.ts";
 
 export interface SweepOptions {
@@ -10,6 +10,11 @@ export interface SweepOptions {
   jobKind: JobKind;
   /** No document stays in P longer than this (decisions §6). */
   maxProcessingMs: number;
+  /**
+   * A document whose job waits for disk space (QUIRE_DISK_FULL_WAIT_HOURS) is overdue only this
+   * much later than the others: the worker ends it itself, saying the disk was full.
+   */
+  diskWaitMs?: number;
   batch?: number;
   now?: () => number;
 }
@@ -32,7 +37,8 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   const { documents, jobs } = opts.store;
   const report: SweepReport = { requeued: 0, failed: 0, overdue: 0 };
 
-  for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch)) {
+  const waiting = opts.diskWaitMs ? { mark: DISK_WAIT_MARK, cutoff: now - opts.maxProcessingMs - opts.diskWaitMs } : undefined;
+  for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch, waiting)) {
     // Its jobs end first: failing it writes its webhook delivery's job, which must not be ended with them.
     await jobs.failAllFor(documentId, "document overdue", now);
     if (await documents.markFailed(documentId, FAILURE_CODES.internal, "The conversion did not finish in time.", now)) report.overdue++;

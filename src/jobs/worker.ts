@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { JobFailure } from "../domain/job-failure.ts";
+import { countOf } from "../domain/counts.ts";
+import { DISK_WAIT_MARK, JobFailure, machineFaultOf } from "../domain/job-failure.ts";
 import type { Job, JobsRepo } from "../store/jobs.ts";
 import { backoffDelay } from "./backoff.ts";
 import { checkRegistry, type JobRegistry } from "./job-registry.ts";
@@ -36,12 +37,18 @@ export interface WorkerOptions {
   /** A run longer than this is aborted and ends the job for good (decisions §6: limits). */
   jobTimeoutMs: number;
   maxAttempts: number;
+  /**
+   * A job that failed because the disk was full (issue 23 item 0d) is tried again every `retryMs`
+   * without using up its attempts, until `forMs` after it was queued (QUIRE_DISK_FULL_WAIT_HOURS);
+   * then its document fails saying so. Unset: such failures are retried as passing trouble.
+   */
+  diskWait?: { retryMs: number; forMs: number };
   retryBaseMs: number;
   retryMaxMs: number;
   /** How long `stop` waits for running jobs before aborting them and handing them back. */
   stopGraceMs: number;
   now?: () => number;
-  /** Metrics hook: how each run ended (success, failed, skipped, retry, handed_back, lease_lost) and its wall time. */
+  /** Metrics hook: how each run ended (success, failed, skipped, retry, disk_wait, handed_back, lease_lost) and its wall time. */
   onRunEnd?: (job: Job, outcome: string, seconds: number) => void;
 }
 
@@ -126,12 +133,23 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
         ended = "lease_lost";
         return;
       }
-      const reason = abort.signal.aborted && abort.signal.reason instanceof JobFailure ? abort.signal.reason : err;
+      let reason = abort.signal.aborted && abort.signal.reason instanceof JobFailure ? abort.signal.reason : err;
       if (stopping.signal.aborted && !(reason instanceof JobFailure)) {
         // Handed back on shutdown: the next worker starts it again without waiting.
         await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt: now(), error: "worker stopped" });
         ended = "handed_back";
         return;
+      }
+      if (machineFaultOf(reason) === "disk-full" && opts.diskWait) {
+        const message = String((reason as Error)?.message ?? reason);
+        if (now() - job.createdAt < opts.diskWait.forMs) {
+          const retryAt = now() + opts.diskWait.retryMs;
+          log.warn({ err: reason, retryAt }, "the data disk is full; the job waits for space");
+          await opts.jobs.finish(job.id, owner, now(), { state: "queued", retryAt, error: DISK_WAIT_MARK + message, uncounted: true });
+          ended = "disk_wait";
+          return;
+        }
+        reason = new JobFailure("internal", `The server's disk was full for ${waitText(opts.diskWait.forMs)}, so the document could not be converted.`, { cause: reason });
       }
       // Only what may go differently next time is retried: a JobFailure says which it is.
       const transient = !(reason instanceof JobFailure) || reason.transient;
@@ -233,4 +251,9 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
       await unwatched;
     },
   };
+}
+
+/** "6 hours", "90 minutes": a wait as the failure message tells it. */
+function waitText(ms: number): string {
+  return ms >= 3_600_000 && ms % 3_600_000 === 0 ? countOf(ms / 3_600_000, "hour") : countOf(Math.max(1, Math.round(ms / 60_000)), "minute");
 }

@@ -128,18 +128,28 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
       return Number(r.numUpdatedRows) === 1;
     },
 
-    /** Ends a job this worker holds: done, failed for good, or queued again at `retryAt`. */
-    async finish(id: number, owner: string, now: number, outcome: { state: "done" | "failed"; error?: string } | { state: "queued"; retryAt: number; error: string }): Promise<boolean> {
+    /**
+     * Ends a job this worker holds: done, failed for good, or queued again at `retryAt`. `uncounted`
+     * gives the attempt back (a wait for the machine, such as a full disk, is no try of the job).
+     */
+    async finish(
+      id: number,
+      owner: string,
+      now: number,
+      outcome: { state: "done" | "failed"; error?: string } | { state: "queued"; retryAt: number; error: string; uncounted?: boolean },
+    ): Promise<boolean> {
+      const uncounted = outcome.state === "queued" && outcome.uncounted === true;
       const r = await db
         .updateTable("jobs")
-        .set({
+        .set((eb) => ({
+          ...(uncounted ? { attempts: eb("attempts", "-", 1) } : {}),
           state: outcome.state,
           leaseOwner: null,
           leaseUntil: null,
           lastError: outcome.error ?? "",
           runAt: outcome.state === "queued" ? outcome.retryAt : now,
           updatedAt: now,
-        })
+        }))
         .where("id", "=", id)
         .where("leaseOwner", "=", owner)
         .where("state", "=", "running")
@@ -171,9 +181,29 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
       return rows.map((r) => ({ documentId: r.documentId, accountId: r.accountId, hasEndedJob: Boolean(r.hasJob) }));
     },
 
-    /** Documents in P since before `cutoff`, whatever their job is doing. */
-    async findOverdue(cutoff: number, limit: number): Promise<string[]> {
-      const rows = await db.selectFrom("documents").select("documentId").where("state", "=", "P").where("createdAt", "<", cutoff).limit(limit).execute();
+    /**
+     * Documents in P since before `cutoff`, whatever their job is doing; but a document whose job
+     * waits for the machine (its `lastError` starts with `waiting.mark`) only from `waiting.cutoff`.
+     */
+    async findOverdue(cutoff: number, limit: number, waiting?: { mark: string; cutoff: number }): Promise<string[]> {
+      let q = db.selectFrom("documents as d").select("d.documentId").where("d.state", "=", "P").where("d.createdAt", "<", cutoff);
+      if (waiting) {
+        q = q.where(({ or, eb, not, exists, selectFrom }) =>
+          or([
+            eb("d.createdAt", "<", waiting.cutoff),
+            not(
+              exists(
+                selectFrom("jobs as w")
+                  .select("w.id")
+                  .whereRef("w.documentId", "=", "d.documentId")
+                  .where("w.state", "in", ["queued", "running"])
+                  .where("w.lastError", "like", `${waiting.mark}%`),
+              ),
+            ),
+          ]),
+        );
+      }
+      const rows = await q.limit(limit).execute();
       return rows.map((r) => r.documentId);
     },
 

@@ -1,16 +1,20 @@
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
+import type { DiskSpace } from "../blobs/disk-space.ts";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../domain/document.ts";
 import { readDocumentOptions, type ParamGetter } from "../domain/document-options.ts";
 import { invalid, QuireError } from "../domain/errors.ts";
 import { CONVERT_DOCUMENT } from "../domain/job-kinds.ts";
 import type { Store } from "../store/open-store.ts";
+import { assertRoomForUploads } from "./disk-guard.ts";
 import type { UploadSource } from "./upload-sources.ts";
 
 /** What creating a document needs: the store and the blob store. */
 export interface UploadDeps {
   store: Store;
   blobs: BlobStore;
+  /** While it is short of space, new documents are refused with 012 (unset: never). */
+  diskSpace?: Pick<DiskSpace, "shortage">;
 }
 
 /** The account a new document belongs to. */
@@ -62,6 +66,8 @@ export interface NewDocument {
  * both upload operations of the API and the web app's upload page.
  */
 export async function createDocument(deps: UploadDeps, doc: NewDocument): Promise<DocumentRecord> {
+  // A URL upload's original is fetched onto this disk by the worker: refused like a file while it is full.
+  if (doc.spooledPath === undefined) await assertRoomForUploads(deps.diskSpace);
   const blobId = newBlobId();
   const record = buildNewDocument(
     newDocumentIds(doc.now),

@@ -192,6 +192,11 @@ test("QUIRE_BLOB_URL picks the backend; bad values are configuration errors", as
   assert.equal(local.backend, "local");
   const s3 = await openBlobStore(loadConfig({ QUIRE_DATA_DIR: "/tmp/quire-x", QUIRE_BLOB_URL: "s3://bucket/p", AWS_ENDPOINT_URL: "http://127.0.0.1:9" }));
   assert.equal(s3.backend, "s3");
+  // The data disk whose free space /readyz and uploads watch (issue 23 item 0d): with S3, only the
+  // temp folder, where uploads spool; locally the blob folder too.
+  assert.deepEqual(s3.space.folders.map((f) => f.path), ["/tmp/quire-x/tmp"]);
+  assert.deepEqual(local.space.folders.map((f) => f.path), ["/tmp/quire-x/blobs", "/tmp/quire-x/tmp"]);
+  assert.equal(local.space.minFreeBytes, 256 * 1024 * 1024);
   s3.close();
   assert.throws(() => loadConfig({ QUIRE_BLOB_URL: "file:///x" }), /QUIRE_BLOB_URL/);
   assert.throws(() => loadConfig({ QUIRE_BLOB_URL: "s3://bucket", AWS_ENDPOINT_URL: "minio:9000" }), /AWS_ENDPOINT_URL/);

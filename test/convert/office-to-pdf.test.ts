@@ -128,12 +128,17 @@ test("unreadable input fails as corrupt", SLOW, async () => {
 test("a document that hangs LibreOffice hits the limit, its soffice is killed, the slot comes back", SLOW, async () => {
   const initial = converter.slotInfo();
   const started = Date.now();
-  const err = await rejectsWithKind(
-    convert(converter, workDir, join(FIXTURES, "bad/odp-libreoffice-hangs.odp"), join(outDir, "hang.pdf")),
-    "limits",
+  const failed = await convert(converter, workDir, join(FIXTURES, "bad/odp-libreoffice-hangs.odp"), join(outDir, "hang.pdf")).then(
+    () => assert.fail("conversion should have failed"),
+    (e: unknown) => e,
   );
-  assert.equal(err.message, "The document took too long to convert.");
-  assert.ok(Date.now() - started < 20_000, "the timeout (8 s) must bound the conversion");
+  assert.ok(failed instanceof ConversionError, String(failed));
+  // The limit is LibreOffice's own processor time (8 s; issue 23 item 0e): it fails as too slow once
+  // it used that, or, on a machine so busy that it got too little of the processor in 4 × 8 s on the
+  // clock, as held back by the machine (retried by the job system).
+  if (failed.kind === "limits") assert.equal(failed.message, "The document took too long to convert.");
+  else assert.equal(failed.machineFault, "stalled", `${failed.kind}: ${failed.message}`);
+  assert.ok(Date.now() - started < 60_000, "the limit (8 s of processor time, 32 s on the clock) must bound the conversion");
 
   const restarted = initial.find((b) => converter.slotInfo()[b.index]?.pid !== b.pid);
   assert.ok(restarted?.pid, "the slot that timed out gets a new soffice");

@@ -40,6 +40,7 @@ export const TEST_TIMINGS: WorkerTimings = {
   retryMaxMs: 500,
   stopGraceMs: 5_000,
   pdfStepTimeoutMs: 60_000,
+  diskFullRetryMs: 200,
   fetch: { connectTimeoutMs: 5_000, idleTimeoutMs: 10_000, totalTimeoutMs: 30_000 },
 };
 

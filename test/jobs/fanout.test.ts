@@ -112,6 +112,9 @@ describe("page-range jobs", { timeout: 60_000 }, () => {
       await sleep(50);
     }
     assert.deepEqual(keys, [blobKeys.original(doc.blobId)]);
+    // Issue 23 item 0d: the split's rows go with the failure (its page_fanouts row and, by cascade, its ranges).
+    assert.equal(await server.services.store.pageRanges.getFanout(id), undefined, "no page_fanouts row is left");
+    assert.deepEqual(await server.services.store.pageRanges.ranges(id), [], "no page_ranges row is left");
   });
 });
 

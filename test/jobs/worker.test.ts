@@ -87,6 +87,36 @@ for (const dialect of DIALECTS) {
       assert.equal(s.gaveUp.length, 0);
     });
 
+    test("a full disk (ENOSPC) is waited out without using attempts, then fails saying the disk was full (issue 23 item 0d)", async () => {
+      // Full for the first 5 runs, more than maxAttempts (3): the job still succeeds once space is back.
+      const full = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      let runs = 0;
+      const recovering = scripted(async () => {
+        if (++runs <= 5) throw new ConversionError("internal", "could not write", { transient: true, cause: full() });
+        return "success";
+      });
+      const id1 = await newDocument();
+      let w = startWorker(options(recovering.handler, { diskWait: { retryMs: 10, forMs: 60_000 } }));
+      assert.equal(await untilJobState(id1, ["done", "failed"]), "done");
+      await w.stop();
+      assert.deepEqual(recovering.runs, [1, 1, 1, 1, 1, 1], "every wait gave its attempt back");
+      assert.equal(recovering.gaveUp.length, 0);
+
+      // Full for longer than the wait: the document fails once, saying why.
+      const never = scripted(async () => {
+        throw full();
+      });
+      const id2 = await newDocument();
+      w = startWorker(options(never.handler, { diskWait: { retryMs: 10, forMs: 200 } }));
+      assert.equal(await untilJobState(id2, ["failed"]), "failed");
+      await w.stop();
+      assert.equal(never.gaveUp.length, 1);
+      const reason = never.gaveUp[0] as JobFailure;
+      assert.ok(reason instanceof JobFailure);
+      assert.equal(reason.code, 9);
+      assert.match(reason.message, /^The server's disk was full for 1 minute, so the document could not be converted\.$/);
+    });
+
     test("a permanent failure gives up at once; transient ones give up after maxAttempts", async () => {
       const permanent = scripted(async () => {
         throw new ConversionError("corrupt", "unreadable");

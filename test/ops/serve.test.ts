@@ -49,12 +49,12 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test("/healthz answers; /readyz checks store and blobs, and no converter without a worker", async () => {
+test("/healthz answers; /readyz checks store, blobs and the data disk's free space, and no converter without a worker", async () => {
   const live = await fetch(`${url}/healthz`);
   assert.equal(live.status, 200);
   const ready = await fetch(`${url}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: "ok", checks: { store: "ok", blobs: "ok" } });
+  assert.deepEqual(await ready.json(), { status: "ok", checks: { store: "ok", blobs: "ok", disk: "ok" } });
 });
 
 test("metrics count requests by action and code, upload bytes and the queue; request ids are echoed and logged", async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
+import { DISK_WAIT_MARK } from "../../src/domain/job-failure.ts";
 import { CONVERT_DOCUMENT, type JobKind } from "../../src/domain/job-kinds.ts";
 import type { ClaimRules } from "../../src/store/jobs.ts";
 import type { Store } from "../../src/store/open-store.ts";
@@ -136,6 +137,29 @@ for (const dialect of DIALECTS) {
       assert.equal(taken.id, held.id);
       assert.equal(taken.attempts, 2);
       await drain(t0 + LEASE * 3);
+    });
+
+    test("a job waiting for disk space gives its attempt back, and its document is overdue only after the disk wait (issue 23 item 0d)", async () => {
+      const t0 = 50_000_000;
+      const hour = 3_600_000;
+      await drain(t0);
+      const waiting = await enqueue(t0);
+      const plain = await enqueue(t0 + 1);
+      const job = (await store.jobs.claimNext("w", t0 + 10, LEASE, ANY))!;
+      assert.equal(job.documentId, waiting);
+      assert.equal(job.attempts, 1);
+      await store.jobs.finish(job.id, "w", t0 + 20, { state: "queued", retryAt: t0 + 30, error: `${DISK_WAIT_MARK}the disk is full`, uncounted: true });
+      const [queued] = await store.jobs.getForDocument(waiting);
+      assert.equal(queued?.attempts, 0, "the wait used up no attempt");
+      assert.equal(queued?.state, "queued");
+      // Both in P for 2 hours, past a 1 hour processing bound; the waiting one has 6 hours more.
+      const patience = (now: number) => ({ mark: DISK_WAIT_MARK, cutoff: now - hour - 6 * hour });
+      const soon = await store.jobs.findOverdue(t0 + 2 * hour - hour, 500, patience(t0 + 2 * hour));
+      assert.ok(soon.includes(plain));
+      assert.ok(!soon.includes(waiting), "a document waiting for disk space is not overdue yet");
+      const late = await store.jobs.findOverdue(t0 + 8 * hour - hour, 500, patience(t0 + 8 * hour));
+      assert.ok(late.includes(waiting), "past the disk wait it is");
+      await drain(t0 + 8 * hour);
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { DiskSpace } from "../../blobs/disk-space.ts";
 import type { BlobStore } from "../../blobs/blob-store.ts";
 import type { Config } from "../../config.ts";
 import type { Store } from "../../store/open-store.ts";
@@ -13,6 +14,8 @@ export interface ApiDeps {
   config: Readonly<Config>;
   store: Store;
   blobs: BlobStore;
+  /** The data disk's free space: uploads are refused (012) while it is short (src/uploads/disk-guard.ts). */
+  diskSpace?: Pick<DiskSpace, "shortage">;
 }
 
 export interface ActionContext {

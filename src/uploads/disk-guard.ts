@@ -1,0 +1,23 @@
+import type { DiskSpace } from "../blobs/disk-space.ts";
+import { QuireError } from "../domain/errors.ts";
+
+/**
+ * Refuses a new upload while the data disk is short of space (issue 23 item 0d): 012 "Request
+ * throttled", the historic API's one temporary refusal, which clients already read as "try again
+ * later" (docs/api.md, Uploads). Asked before an upload's file is spooled and before its record is
+ * written, so nothing is stored; documents already accepted wait for space in the worker.
+ */
+export async function assertRoomForUploads(space: Pick<DiskSpace, "shortage"> | undefined): Promise<void> {
+  if (space === undefined) return;
+  if ((await space.shortage()) !== undefined) throw new QuireError("012");
+}
+
+/** A spool whose every new file is refused (012) while the data disk is short of space. */
+export function guardedSpool<S extends { tempPath(): Promise<string> }>(spool: S, space: Pick<DiskSpace, "shortage"> | undefined): { tempPath(): Promise<string> } {
+  return {
+    async tempPath() {
+      await assertRoomForUploads(space);
+      return spool.tempPath();
+    },
+  };
+}
