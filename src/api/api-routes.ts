@@ -12,6 +12,7 @@ import { readUpload } from "../uploads/upload-reader.ts";
 import { refusalAtLimit } from "../uploads/new-document.ts";
 import { rm } from "node:fs/promises";
 import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
+import { diskFullRefusalOf } from "../uploads/disk-guard.ts";
 
 /** A form-encoded body carries at most a few kilobytes of text; this bounds a hostile one. */
 const MAX_FORM_BYTES = 1024 * 1024;
@@ -131,6 +132,11 @@ async function handleApiRequest(
     let failure: QuireError;
     if (err instanceof QuireError) {
       failure = err;
+    } else if (diskFullRefusalOf(err)) {
+      // The disk filled while this upload was spooled or stored: the machine's trouble, for now (as
+      // the disk guard refuses new uploads), and nothing was kept.
+      req.log.warn({ err }, "the data disk filled during an upload; answered 012");
+      failure = diskFullRefusalOf(err)!;
     } else {
       const unavailable = opts.deps.store.isUnavailable(err);
       if (unavailable) req.log.warn({ err }, "the database is unavailable; answered 500");

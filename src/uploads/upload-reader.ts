@@ -132,8 +132,11 @@ export function readUpload(req: IncomingMessage, params: FieldSink, opts: Upload
       }
       // Listened to at once: a body that ends inside the file part makes busboy fail this stream
       // before pipeline() below is attached, and an 'error' event with no listener ends the process.
-      // pipeline() hands a refusal of the meter's to this stream too: that refusal is the answer.
-      stream.on("error", (err) => fail(err instanceof QuireError ? err : new QuireError("201")));
+      // Once piped, pipeline() reports every error itself (a full disk's, the meter's refusal) with its cause.
+      let piped = false;
+      stream.on("error", () => {
+        if (!piped) fail(new QuireError("201"));
+      });
       stream.on("limit", () => {
         // Stop at once: not one more byte of an oversized file is read (decisions §2 step 7).
         limitHit = true;
@@ -149,6 +152,7 @@ export function readUpload(req: IncomingMessage, params: FieldSink, opts: Upload
         aborted.signal.throwIfAborted();
         // Counted by the writer: a listener on the file stream would start it flowing before we are ready.
         const out = createWriteStream(spoolPath, { flags: "wx" });
+        piped = true;
         if (meter) await pipeline(stream, metered(meter), out, { signal: aborted.signal });
         else await pipeline(stream, out, { signal: aborted.signal });
         return { path: spoolPath, size: out.bytesWritten, fileName };

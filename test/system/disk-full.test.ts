@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, open, rm, stat, statfs, unlink } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -11,6 +12,7 @@ import { DISK_WAIT_MARK, machineFaultOf } from "../../src/domain/job-failure.ts"
 import { diskFullOr } from "../../src/jobs/conversion-steps.ts";
 import { startWorker, type RunningWorker } from "../../src/jobs/worker.ts";
 import { jobRegistry } from "../../src/worker-role.ts";
+import { fields, fileField, multipartBody, newBoundary, signedUpload } from "../helpers/multipart.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { settled, until } from "../helpers/poll.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -187,3 +189,42 @@ test("LibreOffice failing to write its PDF on a full disk is the disk's failure,
     await unlink(filler);
   }
 });
+
+test("an upload being spooled when the data disk fills is refused with 012 and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
+  const filler = join(disk, "filler-spool");
+  // Above the guard's 8 MB, so the upload is let in, but less than its file.
+  await fillDisk(filler, 10 * MB);
+  try {
+    const before = await server.countRecords();
+    const boundary = newBoundary();
+    const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n%"), Buffer.alloc(14 * MB, 0x78), Buffer.from("\n%%EOF\n")]);
+    const body = multipartBody(boundary, [...fields(signedUpload(server.account, { format: "json" })), fileField(pdf, "big.pdf")]);
+    const answer = await sendKeepingEarlyAnswer(server.uploadUrl + "/1_0", `multipart/form-data; boundary=${boundary}`, body);
+    const rsp = (JSON.parse(answer) as { rsp: { stat: string; _content: { error: { code: string } } } }).rsp;
+    assert.equal(rsp.stat, "fail");
+    assert.equal(rsp._content.error.code, "012", answer);
+    assert.deepEqual(await server.countRecords(), before, "nothing recorded");
+    await until(async () => (await server.listBlobFiles()).filter((f) => f.startsWith(".tmp/")).length === 0, 10_000, "the spooled part to be removed");
+  } finally {
+    await unlink(filler);
+  }
+});
+
+/** Posts `body` and answers the body of the answer, read even when the server answers and closes before the whole body is sent. */
+function sendKeepingEarlyAnswer(url: string, contentType: string, body: Buffer): Promise<string> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", () => {}); // EPIPE/ECONNRESET once the server has answered and closed
+    socket.on("close", () => {
+      const all = Buffer.concat(chunks).toString("utf8");
+      const split = all.indexOf("\r\n\r\n");
+      if (split === -1) reject(new Error(`no answer: ${all}`));
+      else resolve(all.slice(split + 4));
+    });
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    socket.end(body);
+  });
+}

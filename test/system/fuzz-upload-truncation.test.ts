@@ -126,6 +126,7 @@ describe("truncated multipart uploads", { timeout: 300_000 }, () => {
     const shapes = [...FIXED, ...fc.sample(shapeArb, { seed: SEED, numRuns: RANDOM_BODIES })];
     let tried = 0;
     let answered = 0;
+    const codes = new Map<string, number>();
     for (const [i, shape] of shapes.entries()) {
       const boundary = `b${i}x`;
       const full = body(shape, server.account.apiSecret, server.account.apiKey, boundary);
@@ -144,6 +145,8 @@ describe("truncated multipart uploads", { timeout: 300_000 }, () => {
               // A client that left is owed nothing: what matters then is that nothing crashed or hung.
               if (leave) return;
               answered++;
+              const code = /code="(\d+)"|"code":"(\d+)"/.exec(answer.text)?.slice(1).find(Boolean) ?? (answer.text.includes('stat="ok"') || answer.text.includes('"stat":"ok"') ? "ok" : "?");
+              codes.set(code, (codes.get(code) ?? 0) + 1);
               assert.equal(envelopeProblem(answer), undefined, `shape ${i}, cut ${cut}/${full.length}, leave ${leave}: ${raw.slice(0, 400)}`);
             }),
           );
@@ -153,7 +156,8 @@ describe("truncated multipart uploads", { timeout: 300_000 }, () => {
       }
       await Promise.all(cuts);
     }
-    console.log(`truncation fuzz: ${tried} bodies tried (seed ${SEED}, ${shapes.length} shapes cut at every byte, sent whole and left mid-body), ${answered} of the bodies sent whole answered with an envelope, every other one answered or closed`);
+    console.log(`truncation fuzz: ${tried} bodies tried (seed ${SEED}, ${shapes.length} shapes cut at every byte, sent whole and left mid-body), ${answered} of the bodies sent whole answered with an envelope, every other one answered or closed; codes ${JSON.stringify(Object.fromEntries(codes))}`);
+    assert.equal(codes.get("500"), undefined, "a cut body is the client's fault, never an internal error");
     assert.deepEqual(crashes, [], "no request raised an unhandled error in the server's process");
     // The server still works, and no spooled file is left behind.
     const res = await fetch(`${server.url}/1_0?action=svc.documents.list&format=json`);

@@ -5,6 +5,7 @@ import { formatNamedOtherwise, type DocumentRecord } from "../../domain/document
 import type { ParamGetter } from "../../domain/document-options.ts";
 import { invalid, missing, QuireError } from "../../domain/errors.ts";
 import { createDocument, readUploadOptions, refusalAtLimit } from "../../uploads/new-document.ts";
+import { diskFullRefusalOf } from "../../uploads/disk-guard.ts";
 import { readUpload, type FieldSink, type SpooledFile } from "../../uploads/upload-reader.ts";
 import { fileSource, urlSource, type UploadSource } from "../../uploads/upload-sources.ts";
 import type { FolderRecord } from "../../store/folders.ts";
@@ -54,6 +55,7 @@ export function formatSize(bytes: number): string {
 /** A refusal in words; a file over the limit says what the limit is. */
 function refusalText(err: unknown, maxBytes: number): { text: string; field: string | undefined } {
   if (err instanceof QuireError && err.code === "205") return { text: `The file is larger than the ${formatSize(maxBytes)} this server accepts.`, field: "file" };
+  if (diskFullRefusalOf(err)) return { text: "The server's disk is full just now, so nothing was uploaded. Please try again later.", field: undefined };
   return describeFailure(err);
 }
 
@@ -168,7 +170,9 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
       if (file === undefined) throw missing("file");
       const doc = await newDocument(ctx, req, account, await fileSource(file), fields.get, file.path);
       return reply.code(201).header("cache-control", "no-store").send({ document: created(doc) });
-    } catch (err) {
+    } catch (caught) {
+      const diskFull = diskFullRefusalOf(caught);
+      const err = diskFull ?? caught;
       if (!(err instanceof QuireError)) {
         req.log.error({ err }, "app upload failed");
         // The socket tells whether the person cancelled: `req.raw.destroyed` is true once the body is read.
@@ -177,7 +181,8 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
       // Refused before its end: say so, then close, rather than read the rest of it.
       if (!req.raw.complete) reply.header("connection", "close");
       const { text, field: name } = refusalText(err, maxBytes);
-      return reply.code(err instanceof QuireError ? (err.code === "205" ? 413 : 400) : 500).header("cache-control", "no-store").send({ error: text, field: name });
+      const status = diskFull ? 503 : err instanceof QuireError ? (err.code === "205" ? 413 : 400) : 500;
+      return reply.code(status).header("cache-control", "no-store").send({ error: text, field: name });
     } finally {
       if (file) await rm(file.path, { force: true });
     }
