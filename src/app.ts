@@ -5,11 +5,13 @@ import { PreauthBudget } from "./api/preauth-budget.ts";
 import { bucketOf, createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
 import { AccessLog } from "./ops/access-log.ts";
+import { registerCspReports } from "./ops/csp-reports.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
 import { registerRequestOutcome } from "./ops/request-outcome.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
 import { registerAppRoutes } from "./web/app/app-plugin.ts";
+import { CSP_REPORT_PATH } from "./web/web-headers.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
 export interface AppOptions {
@@ -97,6 +99,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
     await registerAppRoutes(app, { ...uploadDeps, spool: opts.spool });
     await registerWebRoutes(app, opts.deps);
+    // What the pages' Content-Security-Policy blocked, as browsers report it.
+    registerCspReports(app, { path: CSP_REPORT_PATH, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
   }
   return app;
 }

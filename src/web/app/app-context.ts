@@ -24,6 +24,8 @@ declare module "fastify" {
   interface Session {
     /** Set at sign-in (and only there): the session id is new from that moment (session fixation). */
     accountId?: number;
+    /** The CSRF token's secret (@fastify/csrf-protection in session mode), made with the session's first form. */
+    _csrf?: string;
   }
   interface FastifyRequest {
     /** Set by the session guard on every signed-in route; undefined elsewhere. */
