@@ -45,14 +45,18 @@ export function violationsOf(body: unknown): CspViolation[] {
     line: Number.isInteger(camel ? r.lineNumber : r["line-number"]) ? Number(camel ? r.lineNumber : r["line-number"]) : undefined,
   });
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-  if (isObject(body) && isObject(body["csp-report"])) return [one(body["csp-report"], false)];
+  const own = (o: Record<string, unknown>, k: string) => (Object.hasOwn(o, k) ? o[k] : undefined);
+  const found: CspViolation[] = [];
+  const report = isObject(body) ? own(body, "csp-report") : undefined;
+  if (isObject(report)) found.push(one(report, false));
   if (Array.isArray(body)) {
-    return body
-      .slice(0, 20)
-      .filter((r): r is Record<string, unknown> => isObject(r) && r.type === "csp-violation" && isObject(r.body))
-      .map((r) => one(r.body as Record<string, unknown>, true));
+    for (const r of body.slice(0, 20)) {
+      const inner = isObject(r) && own(r, "type") === "csp-violation" ? own(r, "body") : undefined;
+      if (isObject(inner)) found.push(one(inner, true));
+    }
   }
-  return [];
+  // A report that names no directive tells nothing.
+  return found.filter((v) => v.directive !== "");
 }
 
 /** The body, or undefined when it is larger than the bound (the connection then stops being read). */

@@ -100,7 +100,7 @@ export class AppClient {
 }
 
 /** A request sent from a chosen local address, answered as a fetch Response (redirects not followed). */
-function fetchFrom(localAddress: string, url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+export function fetchFrom(localAddress: string, url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<Response> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: init.method ?? "GET", headers: init.headers, localAddress }, (res) => {

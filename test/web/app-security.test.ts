@@ -138,7 +138,7 @@ describe("web app security", { timeout: 120_000 }, () => {
   test("CSRF: the token is bound to the session, not to a cookie someone could plant (issue 23 item 6)", async () => {
     // What a sibling subdomain or another port of this host could do: set a CSRF cookie whose secret
     // it knows, and send a token made from that secret. Only the session's own secret counts.
-    const tokens = new Tokens();
+    const tokens = Tokens();
     const planted = tokens.secretSync();
     const victim = new AppClient(server.url);
     await victim.signIn("tester");
