@@ -84,4 +84,24 @@ describe("sign-in lockout cannot be turned against the account's owner", { timeo
     // Another address is not affected.
     assert.equal((await new AppClient(server.url, "127.0.0.61").signIn("tester")).status, 303);
   });
+
+  test("a client that keeps no cookies cannot fill the session table with pre-sessions", async () => {
+    const rows = async () => Number((await server.services.store.db.selectFrom("appSessions").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+    const before = await rows();
+    // 6 attempts per address → 12 new pre-sessions per address in 15 minutes.
+    for (let i = 0; i < 12; i++) {
+      const r = await new AppClient(server.url, "127.0.0.70").get("/app/sign-in");
+      assert.equal(r.status, 200);
+      assert.ok(r.setCookies.some((c) => c.startsWith("quire_session=")));
+    }
+    const refused = await new AppClient(server.url, "127.0.0.70").get("/app/sign-in");
+    assert.equal(refused.status, 429);
+    assert.match(refused.body, /Too many sign-in attempts from your network/);
+    assert.ok(!refused.setCookies.some((c) => c.startsWith("quire_session=")));
+    assert.equal(await rows(), before + 12);
+    // A browser that keeps its cookie reads the form again without a new row; another address is unaffected.
+    const keeps = new AppClient(server.url, "127.0.0.71");
+    for (let i = 0; i < 20; i++) assert.equal((await keeps.get("/app/sign-in")).status, 200);
+    assert.equal(await rows(), before + 13);
+  });
 });

@@ -4,6 +4,8 @@ import { html } from "../html.ts";
 import { field, type AppContext } from "./app-context.ts";
 import { errorBox } from "./app-errors.ts";
 import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
+import { addressGroup } from "../../ops/client-address.ts";
+import { LeakyBuckets } from "../../ops/leaky-buckets.ts";
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE_S, DeviceCookies } from "./device-cookie.ts";
 import { SESSION_LIFETIME_MS } from "./session-store.ts";
 import { SignInLimit, type SignInClient, type SignInVerdict } from "./sign-in-limit.ts";
@@ -16,6 +18,8 @@ export const LEGACY_CSRF_COOKIE = "quire_csrf";
  * CSRF secret: the token is bound to it as every other token is bound to its session.
  */
 export const PRE_SESSION_LIFETIME_MS = 2 * 3600_000;
+/** New pre-sessions one address (an IPv6 /64) may open in 15 minutes, as a multiple of its sign-in attempts. */
+const PRE_SESSIONS_PER_ATTEMPT = 2;
 
 /** One message for a wrong username and a wrong password alike: nobody learns which accounts exist. */
 const WRONG = "The username or password is not right.";
@@ -69,10 +73,21 @@ export function safeNext(next: string | undefined): string {
     : `${APP_BASE}/documents`;
 }
 
-function signInForm(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { username?: string; error?: string; next: string }, status = 200) {
-  // A new pre-session lives hours, not the week of a signed-in one.
-  if (req.session.accountId === undefined && req.session._csrf === undefined) req.session.options({ maxAge: PRE_SESSION_LIFETIME_MS });
-  return sendAppPage(ctx, req, reply, { title: "Sign in", preSession: true }, (csrf) => html`<section class="sign-in">
+/**
+ * The sign-in form. A visitor without a session gets a pre-session (a stored row for a few hours):
+ * one address may open only so many, so a client that keeps no cookies cannot fill the table.
+ */
+function signInForm(
+  ctx: AppContext, req: FastifyRequest, reply: FastifyReply, preSessions: LeakyBuckets,
+  opts: { username?: string; error?: string; next: string }, status = 200,
+) {
+  let preSession = true;
+  if (req.session.accountId === undefined && req.session._csrf === undefined) {
+    // A new pre-session lives hours, not the week of a signed-in one.
+    if (preSessions.take(addressGroup(req.ip), Date.now())) req.session.options({ maxAge: PRE_SESSION_LIFETIME_MS });
+    else [preSession, opts, status] = [false, { ...opts, error: REFUSED.address }, 429];
+  }
+  return sendAppPage(ctx, req, reply, { title: "Sign in", preSession }, (csrf) => html`<section class="sign-in">
 <h1>Sign in</h1>
 ${errorBox(opts.error)}
 <form method="post" action="${APP_BASE}/sign-in" class="stack">
@@ -105,10 +120,11 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
     failuresPerAccount: settings.signInFailuresPerAccount,
   });
   const devices = new DeviceCookies(settings.secret);
+  const preSessions = new LeakyBuckets(settings.signInAttemptsPerAddress * PRE_SESSIONS_PER_ATTEMPT, 15 * 60_000);
 
   scope.get("/sign-in", async (req, reply) => {
     if (req.session.accountId !== undefined) return reply.redirect(safeNext(field(req.query, "next")), 303);
-    return signInForm(ctx, req, reply, { next: safeNext(field(req.query, "next")) });
+    return signInForm(ctx, req, reply, preSessions, { next: safeNext(field(req.query, "next")) });
   });
 
   scope.post("/sign-in", async (req, reply) => {
@@ -118,17 +134,17 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
     const client: SignInClient = { username, clientAddress: req.ip, device: devices.verify(req.cookies[DEVICE_COOKIE], username) };
     // Every bound is checked here, before the account is looked up or anything is hashed.
     const verdict = limit.attempt(client);
-    if (verdict !== "ok") return signInForm(ctx, req, reply, { username, error: REFUSED[verdict], next }, 429);
+    if (verdict !== "ok") return signInForm(ctx, req, reply, preSessions, { username, error: REFUSED[verdict], next }, 429);
     const checked = await hashing.run(limit.knows(client), async () => {
       // Hashed whether or not the account exists (verifyPassword then checks a decoy): same work, same time.
       const account = username === "" ? undefined : await ctx.store.accounts.signInRecord(username);
       const ok = await verifyPassword(password, account?.passwordHash, ctx.config.passwordHashCost);
       return ok ? account : undefined;
     });
-    if (checked === BUSY) return signInForm(ctx, req, reply, { username, error: BUSY_TEXT, next }, 503);
+    if (checked === BUSY) return signInForm(ctx, req, reply, preSessions, { username, error: BUSY_TEXT, next }, 503);
     if (!checked) {
       limit.failed(client);
-      return signInForm(ctx, req, reply, { username, error: WRONG, next }, 401);
+      return signInForm(ctx, req, reply, preSessions, { username, error: WRONG, next }, 401);
     }
     limit.succeeded(client);
     // A new session id from this moment on (session fixation), with a CSRF secret of its own on the
