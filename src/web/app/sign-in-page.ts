@@ -60,7 +60,7 @@ const REFUSED: Record<Exclude<SignInVerdict, "ok">, string> = {
   address: "Too many sign-in attempts from your network. Wait a few minutes, then try again.",
   "username-here": "Too many sign-in attempts for this username from your network. Wait a few minutes, then try again.",
   "username-guarded":
-    "There have been many failed sign-ins for this username from other places, so for now it can be signed in to only from a browser or network that was used with it before. Try from one of those, or wait an hour.",
+    "Many sign-ins with this username have failed from other places, so for now it can be used only from a browser or network that has signed in with it before. Try from one of those, or wait an hour.",
 };
 const BUSY_TEXT = "Many sign-ins are being checked at the moment. Wait a minute, then try again.";
 
