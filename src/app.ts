@@ -97,7 +97,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
   if (!opts.uploadOnly) {
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
-    await registerAppRoutes(app, { ...uploadDeps, spool: opts.spool });
+    await registerAppRoutes(app, { ...uploadDeps, spool: opts.spool, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
     await registerWebRoutes(app, opts.deps);
     // What the pages' Content-Security-Policy blocked, as browsers report it.
     registerCspReports(app, { path: CSP_REPORT_PATH, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });

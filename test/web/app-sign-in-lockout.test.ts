@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { AppClient, appAccount, givePassword, TEST_APP_ENV, TEST_PASSWORD } from "../helpers/app-client.ts";
+import { sample } from "../helpers/metrics-text.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const WRONG = "wrong password!";
@@ -24,12 +25,15 @@ describe("sign-in lockout cannot be turned against the account's owner", { timeo
     await appAccount(server, "victim");
   });
   after(() => server?.close());
+  const metric = async (name: string, labels: Record<string, string> = {}) => sample(await (await fetch(`${server.url}/metrics`)).text(), name, labels) ?? 0;
 
   test("guesses from one address lock out that address only: the owner, elsewhere, signs in", async () => {
     const attacker = new AppClient(server.url, "127.0.0.10");
     for (let i = 0; i < 3; i++) assert.equal((await attacker.signIn("tester", WRONG)).status, 401);
+    const hashes = await metric("quire_app_password_hashes_total");
     const locked = await attacker.signIn("tester", TEST_PASSWORD);
     assert.equal(locked.status, 429, "the guesser is stopped, even with the right password");
+    assert.equal(await metric("quire_app_password_hashes_total"), hashes, "refused before any hashing");
     assert.match(locked.body, HERE);
     const owner = new AppClient(server.url, "127.0.0.2");
     assert.equal((await owner.signIn("tester")).status, 303, "the owner, from another address, is not locked out");
@@ -45,6 +49,7 @@ describe("sign-in lockout cannot be turned against the account's owner", { timeo
     await home.post("/app/sign-out");
 
     // A botnet: one wrong guess from each of many addresses (never near a per-address bound).
+    const hashesBefore = await metric("quire_app_password_hashes_total");
     const answers: number[] = [];
     for (let i = 20; i < 32; i++) {
       const bot = new AppClient(server.url, `127.0.0.${i}`);
@@ -53,7 +58,9 @@ describe("sign-in lockout cannot be turned against the account's owner", { timeo
       if (r.status === 429) assert.match(r.body, GUARDED);
     }
     assert.deepEqual(answers.slice(0, 5), [401, 401, 401, 401, 401]);
-    assert.deepEqual(answers.slice(5), Array(7).fill(429), "past 5 failures from unknown places, the rest are refused before any hashing");
+    assert.deepEqual(answers.slice(5), Array(7).fill(429), "past 5 failures from unknown places, the rest are refused");
+    assert.equal(await metric("quire_app_password_hashes_total"), hashesBefore + 5, "the refused attempts hashed nothing");
+    assert.equal(await metric("quire_app_sign_ins_total", { outcome: "username_guarded" }), 7);
 
     // The owner's browser, now on another network, still signs in with its device cookie.
     const travelling = new AppClient(server.url, "127.0.0.50");

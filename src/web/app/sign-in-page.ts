@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+import { Counter } from "prom-client";
 import { MAX_PASSWORD_LENGTH, verifyPassword } from "../../domain/passwords.ts";
 import { html } from "../html.ts";
 import { field, type AppContext } from "./app-context.ts";
@@ -121,6 +122,15 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
   });
   const devices = new DeviceCookies(settings.secret);
   const preSessions = new LeakyBuckets(settings.signInAttemptsPerAddress * PRE_SESSIONS_PER_ATTEMPT, 15 * 60_000);
+  // What operators see of an attack: attempts by outcome, and the password hashes actually computed.
+  const registers = ctx.registry ? [ctx.registry] : [];
+  const outcomes = new Counter({
+    name: "quire_app_sign_ins_total",
+    help: "Web app sign-in attempts by outcome: ok, wrong, refused by a bound (address, username_here, username_guarded), busy",
+    labelNames: ["outcome"],
+    registers,
+  });
+  const hashes = new Counter({ name: "quire_app_password_hashes_total", help: "Passwords hashed for web app sign-ins (refused attempts hash nothing)", registers });
 
   scope.get("/sign-in", async (req, reply) => {
     if (req.session.accountId !== undefined) return reply.redirect(safeNext(field(req.query, "next")), 303);
@@ -134,14 +144,22 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
     const client: SignInClient = { username, clientAddress: req.ip, device: devices.verify(req.cookies[DEVICE_COOKIE], username) };
     // Every bound is checked here, before the account is looked up or anything is hashed.
     const verdict = limit.attempt(client);
-    if (verdict !== "ok") return signInForm(ctx, req, reply, preSessions, { username, error: REFUSED[verdict], next }, 429);
+    if (verdict !== "ok") {
+      outcomes.inc({ outcome: verdict.replace("-", "_") });
+      return signInForm(ctx, req, reply, preSessions, { username, error: REFUSED[verdict], next }, 429);
+    }
     const checked = await hashing.run(limit.knows(client), async () => {
       // Hashed whether or not the account exists (verifyPassword then checks a decoy): same work, same time.
       const account = username === "" ? undefined : await ctx.store.accounts.signInRecord(username);
+      hashes.inc();
       const ok = await verifyPassword(password, account?.passwordHash, ctx.config.passwordHashCost);
       return ok ? account : undefined;
     });
-    if (checked === BUSY) return signInForm(ctx, req, reply, preSessions, { username, error: BUSY_TEXT, next }, 503);
+    if (checked === BUSY) {
+      outcomes.inc({ outcome: "busy" });
+      return signInForm(ctx, req, reply, preSessions, { username, error: BUSY_TEXT, next }, 503);
+    }
+    outcomes.inc({ outcome: checked ? "ok" : "wrong" });
     if (!checked) {
       limit.failed(client);
       return signInForm(ctx, req, reply, preSessions, { username, error: WRONG, next }, 401);
