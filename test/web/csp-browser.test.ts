@@ -120,6 +120,28 @@ describe("strict script policy in Chromium", { timeout: 240_000 }, () => {
     });
   }
 
+  test("every page of the app: scripts only by src with the answer's nonce, no inline script or event attribute", async () => {
+    const page = await context.newPage();
+    const appDoc = (await fx.server.services.store.documents.list({ accountId: doc.accountId, pageSize: 1, startIndex: 0, sortBy: "publishDate", order: "desc" })).records[0]!;
+    for (const path of ["/app/sign-in", "/app/documents", "/app/upload", "/app/folders", "/app/keys", `/app/documents/${appDoc.documentId}`, `/app/documents/${appDoc.documentId}/share`, `/app/documents/${appDoc.documentId}/delete`, "/app/no-such-page"]) {
+      // The sign-in form as a signed-out visitor sees it; the rest signed in.
+      const { status, csp, body } = path === "/app/sign-in"
+        ? await fetch(base + path).then(async (r) => ({ status: r.status, csp: r.headers.get("content-security-policy"), body: await r.text() }))
+        : await page.request.get(base + path, { maxRedirects: 0 }).then(async (r) => ({ status: r.status(), csp: r.headers()["content-security-policy"], body: await r.text() }));
+      assert.ok(status === 200 || (status === 404 && path === "/app/no-such-page"), `${path}: ${status}`);
+      const nonce = /'nonce-([^']+)'/.exec(csp ?? "")?.[1];
+      assert.ok(nonce, path);
+      const scripts = [...body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
+      assert.ok(scripts.length >= 1, path);
+      for (const [, attrs, text] of scripts) {
+        assert.match(attrs!, new RegExp(`^ src="/_assets/[a-z-]+\\.[0-9a-f]{16}\\.js" nonce="${nonce.replace(/[+/]/g, "\\$&")}" defer$`), path);
+        assert.equal(text, "", path);
+      }
+      assert.doesNotMatch(body, /\son[a-z]+=|javascript:/i, path);
+    }
+    await page.close();
+  });
+
   test("the policies: a fresh nonce per app answer, no 'self' for scripts, the same hash on every cached reader answer", async () => {
     const page = await context.newPage();
     const first = await page.goto(`${base}/app/documents`);
