@@ -9,6 +9,7 @@ import { addressGroup } from "../../ops/client-address.ts";
 import { LeakyBuckets } from "../../ops/leaky-buckets.ts";
 import { DEVICE_COOKIE, DEVICE_COOKIE_MAX_AGE_S, DeviceCookies } from "./device-cookie.ts";
 import { SESSION_LIFETIME_MS } from "./session-store.ts";
+import { BUSY, HashGate } from "./hash-gate.ts";
 import { SignInLimit, type SignInClient, type SignInVerdict } from "./sign-in-limit.ts";
 
 export const SESSION_COOKIE = "quire_session";
@@ -28,33 +29,6 @@ const WRONG = "The username or password is not right.";
 const MAX_HASHES_AT_ONCE = 2;
 /** Attempts from clients an account does not know that may wait for a hash; past it they are refused at once. */
 const MAX_UNKNOWN_WAITING = 32;
-
-const BUSY = Symbol("busy");
-
-/**
- * Runs at most `slots` hashes at once; the others wait in order, those of clients the account knows
- * first, so a crowd of guesses from elsewhere cannot make its owner wait behind them. Unknown clients
- * may queue only so many: the rest are refused before any work.
- */
-class HashGate {
-  private running = 0;
-  private readonly knownWaiting: Array<() => void> = [];
-  private readonly unknownWaiting: Array<() => void> = [];
-  constructor(private readonly slots: number, private readonly maxUnknownWaiting: number) {}
-  async run<T>(known: boolean, task: () => Promise<T>): Promise<T | typeof BUSY> {
-    if (this.running >= this.slots) {
-      if (!known && this.unknownWaiting.length >= this.maxUnknownWaiting) return BUSY;
-      await new Promise<void>((resolve) => (known ? this.knownWaiting : this.unknownWaiting).push(resolve));
-    } else this.running++;
-    try {
-      return await task();
-    } finally {
-      const next = this.knownWaiting.shift() ?? this.unknownWaiting.shift();
-      if (next) next();
-      else this.running--;
-    }
-  }
-}
 
 /** Why an attempt was refused before its password was even looked at, in words. */
 const REFUSED: Record<Exclude<SignInVerdict, "ok">, string> = {
