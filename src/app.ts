@@ -5,12 +5,14 @@ import { PreauthBudget } from "./api/preauth-budget.ts";
 import { bucketOf, createRateLimiter, type RateLimiter } from "./api/rate-limit.ts";
 import type { Config } from "./config.ts";
 import { AccessLog } from "./ops/access-log.ts";
+import { registerCspReports } from "./ops/csp-reports.ts";
 import { registerOpsRoutes, type AppOps } from "./ops/ops-routes.ts";
 import { requestIdOf } from "./ops/request-id.ts";
 import { registerRequestOutcome } from "./ops/request-outcome.ts";
 import { countingUploads } from "./ops/upload-metrics.ts";
 import { guardedSpool } from "./uploads/disk-guard.ts";
 import { registerAppRoutes } from "./web/app/app-plugin.ts";
+import { CSP_REPORT_PATH } from "./web/web-headers.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
 
 export interface AppOptions {
@@ -108,8 +110,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
   if (!opts.uploadOnly) {
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
-    await registerAppRoutes(app, { ...uploadDeps, spool });
+    await registerAppRoutes(app, { ...uploadDeps, spool, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
     await registerWebRoutes(app, opts.deps);
+    // What the pages' Content-Security-Policy blocked, as browsers report it.
+    registerCspReports(app, { path: CSP_REPORT_PATH, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
   }
   return app;
 }

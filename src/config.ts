@@ -71,8 +71,10 @@ export interface Config {
   ratePerSecond: number;
   /** log2 of scrypt's N for new web app passwords (QUIRE_PASSWORD_HASH_COST); stored hashes keep their own. */
   passwordHashCost: number;
-  /** Web app sign-in attempts for one username, then one more every 15 minutes / this (QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT). */
+  /** Web app sign-in attempts for one username from one address (or device), then one more every 15 minutes / this (QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT). */
   signInAttemptsPerAccount: number;
+  /** Failed web app sign-ins for one username from clients it does not know, from all addresses, per hour (QUIRE_SIGNIN_FAILURES_PER_ACCOUNT). */
+  signInFailuresPerAccount: number;
   /** Web app sign-in attempts from one address (an IPv6 /64), likewise (QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS). */
   signInAttemptsPerAddress: number;
   /**
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,
     signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
     signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,
+    signInFailuresPerAccount: int("QUIRE_SIGNIN_FAILURES_PER_ACCOUNT", 50, 1, 100_000) ?? 50,
     preauthSpoolBytes,
     preauthSpoolBytesPerAddress,
     secretKeys,

@@ -4,7 +4,7 @@
  * take such a segment for a user.
  */
 export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
-  "1_0", "upload", "_assets", "sitemap.xml", "robots.txt", "favicon.ico", "healthz", "readyz", "metrics",
+  "1_0", "upload", "_assets", "_csp-report", "sitemap.xml", "robots.txt", "favicon.ico", "healthz", "readyz", "metrics",
   "api", "docs", "admin", "static", "assets", "login", "logout", "www", "feed", "rss", "search", "oembed",
   // The publisher's web app (decisions §13) lives under /app; the rest are names people would take for it.
   "app", "signin", "sign-in", "signout", "sign-out", "account", "settings", "dashboard",

@@ -1,4 +1,4 @@
-import { html, type Html } from "./html.ts";
+import { html, trusted, type Html } from "./html.ts";
 import type { WebAssets } from "./web-assets.ts";
 
 export interface PageMeta {
@@ -23,7 +23,11 @@ export interface PageMeta {
   oembed?: { json: string; xml: string };
 }
 
-/** The document shell every public page shares: one stylesheet, one deferred script, no inline code. */
+/**
+ * The document shell every public page shares: one stylesheet, and one script added by a fixed
+ * inline loader at the end of the body (allowed by its hash, web-headers.ts), so the page's bytes
+ * are the same for every reader and can be cached; no other inline code, no event attributes.
+ */
 export function pageLayout(meta: PageMeta, assets: WebAssets, body: Html): Html {
   const description = meta.description ? meta.description.slice(0, 300) : undefined;
   return html`<!doctype html>
@@ -49,10 +53,10 @@ ${meta.oembed !== undefined && html`<link rel="alternate" type="application/json
 <link rel="alternate" type="text/xml+oembed" href="${meta.oembed.xml}" title="${meta.title}">`}
 <link rel="icon" href="${assets.icon.url}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.readerCss.url}">
-<script src="${assets.readerJs.url}" defer></script>
 </head>
 <body${meta.bodyClass ? html` class="${meta.bodyClass}"` : ""}>
 ${body}
+<script>${trusted(assets.readerLoader.text)}</script>
 </body>
 </html>
 `;

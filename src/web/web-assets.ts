@@ -20,8 +20,16 @@ const SOURCES = [
   { name: "app-share", ext: "js", contentType: "text/javascript; charset=utf-8" },
 ] as const;
 
+/** An inline script of Quire's own, allowed by the hash of its exact text (the CSP's 'sha256-…'). */
+export interface InlineScript {
+  text: string;
+  hash: string;
+}
+
 export interface WebAssets {
   readerJs: Asset;
+  /** The public pages' one inline script: it adds readerJs (page-layout.ts, web-headers.ts). */
+  readerLoader: InlineScript;
   readerCss: Asset;
   icon: Asset;
   appJs: Asset;
@@ -45,5 +53,16 @@ export function loadWebAssets(): WebAssets {
     byPath.set(asset.url, asset);
     return asset;
   });
-  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
+  const readerJs = loaded[0]!;
+  return { readerJs, readerLoader: loaderOf(readerJs), readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
+}
+
+/**
+ * A fixed inline script that adds `asset` to the page: allowed by its hash, it makes a page whose
+ * bytes are the same for every reader (cached, ETag'd) run our script and nothing else. The address
+ * is written into the script itself, never read from the page, so no markup can redirect it.
+ */
+function loaderOf(asset: Asset): InlineScript {
+  const text = `(()=>{const s=document.createElement("script");s.src=${JSON.stringify(asset.url)};document.body.appendChild(s)})()`;
+  return { text, hash: `sha256-${createHash("sha256").update(text).digest("base64")}` };
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import type { Page } from "playwright-core";
 import { createAccount, setPassword } from "../../src/cli/accounts-command.ts";
 import type { TestServer } from "./test-server.ts";
@@ -40,7 +41,13 @@ export class AppClient {
   readonly cookies = new Map<string, string>();
   csrf = "";
 
-  constructor(readonly origin: string) {}
+  /** `localAddress`: the client's own address (127.0.0.2, 127.0.0.3…: distinct client addresses on one machine). */
+  constructor(readonly origin: string, readonly localAddress?: string) {}
+
+  private send(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+    if (this.localAddress === undefined) return fetch(url, { ...init, redirect: "manual" });
+    return fetchFrom(this.localAddress, url, init);
+  }
 
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
@@ -68,7 +75,7 @@ export class AppClient {
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<AppAnswer> {
-    return this.answer(await fetch(this.origin + path, { redirect: "manual", headers: { cookie: this.cookieHeader(), ...headers } }));
+    return this.answer(await this.send(this.origin + path, { headers: { cookie: this.cookieHeader(), ...headers } }));
   }
 
   /** A form POST; the page's CSRF token is added unless `_csrf` is given (null: none at all). */
@@ -77,9 +84,8 @@ export class AppClient {
     if (!("_csrf" in form)) body.set("_csrf", this.csrf);
     for (const [k, v] of Object.entries(form)) if (v !== null) body.set(k, v);
     return this.answer(
-      await fetch(this.origin + path, {
+      await this.send(this.origin + path, {
         method: "POST",
-        redirect: "manual",
         headers: { cookie: this.cookieHeader(), "content-type": "application/x-www-form-urlencoded", ...headers },
         body: body.toString(),
       }),
@@ -91,6 +97,26 @@ export class AppClient {
     await this.get("/app/sign-in");
     return this.post("/app/sign-in", { username, password }, headers);
   }
+}
+
+/** A request sent from a chosen local address, answered as a fetch Response (redirects not followed). */
+export function fetchFrom(localAddress: string, url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: init.method ?? "GET", headers: init.headers, localAddress }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const headers = new Headers();
+        for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        const status = res.statusCode ?? 0;
+        resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers }));
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(init.body);
+  });
 }
 
 /** A signed-in session of the app over plain HTTP: its cookies, and the CSRF token of its pages. */

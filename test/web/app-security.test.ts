@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import Tokens from "@fastify/csrf";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
@@ -35,16 +36,23 @@ describe("web app security", { timeout: 120_000 }, () => {
   test("cookies: HttpOnly, SameSite, scoped to /app; no Secure on plain http", async () => {
     const c = new AppClient(server.url);
     const page = await c.get("/app/sign-in");
-    const csrf = attrs(page.setCookies.find((s) => s.startsWith("quire_csrf="))!);
-    assert.ok(csrf.includes("httponly") && csrf.includes("samesite=strict") && csrf.includes("path=/app"), csrf.join(";"));
-    // Nothing is stored for a visitor who has not signed in.
-    assert.ok(!page.setCookies.some((s) => s.startsWith("quire_session=")));
+    // The sign-in form's CSRF secret is kept in a short pre-session (no account), not in a cookie of its own.
+    assert.ok(!page.setCookies.some((s) => s.startsWith("quire_csrf=")));
+    const pre = attrs(page.setCookies.find((s) => s.startsWith("quire_session="))!);
+    assert.ok(pre.includes("httponly") && pre.includes("samesite=lax") && pre.includes("path=/app"), pre.join(";"));
+    const preExpires = Date.parse(pre.find((a) => a.startsWith("expires="))!.slice(8));
+    assert.ok(preExpires - Date.now() <= 2 * 3600_000 + 60_000, "a pre-session lasts hours, not a week");
+    // Reading the form again keeps the same pre-session (nothing new is stored).
+    assert.ok(!(await c.get("/app/sign-in")).setCookies.some((s) => s.startsWith("quire_session=")));
     const signed = await c.post("/app/sign-in", { username: "tester", password: TEST_PASSWORD });
     assert.equal(signed.status, 303);
     const session = attrs(signed.setCookies.find((s) => s.startsWith("quire_session="))!);
     assert.ok(session.includes("httponly") && session.includes("samesite=lax") && session.includes("path=/app"), session.join(";"));
     assert.ok(!session.includes("secure"));
-    assert.ok(session.some((a) => a.startsWith("expires=")));
+    assert.ok(Date.parse(session.find((a) => a.startsWith("expires="))!.slice(8)) - Date.now() > 6 * 24 * 3600_000, "a signed-in session lasts a week");
+    const device = attrs(signed.setCookies.find((s) => s.startsWith("quire_device="))!);
+    assert.ok(device.includes("httponly") && device.includes("samesite=lax") && device.includes("path=/app"), device.join(";"));
+    assert.ok(!device.some((a) => a.includes("tester")), "the device cookie names no account");
   });
 
   test("cookies are Secure whenever the public address is https", async () => {
@@ -53,10 +61,11 @@ describe("web app security", { timeout: 120_000 }, () => {
       await givePassword(https, "tester");
       const c = new AppClient(https.url);
       const page = await c.get("/app/sign-in");
-      assert.ok(attrs(page.setCookies.find((s) => s.startsWith("quire_csrf="))!).includes("secure"));
+      assert.ok(attrs(page.setCookies.find((s) => s.startsWith("quire_session="))!).includes("secure"));
       const signed = await c.post("/app/sign-in", { username: "tester", password: TEST_PASSWORD });
       assert.equal(signed.status, 303);
       assert.ok(attrs(signed.setCookies.find((s) => s.startsWith("quire_session="))!).includes("secure"));
+      assert.ok(attrs(signed.setCookies.find((s) => s.startsWith("quire_device="))!).includes("secure"));
     } finally {
       await https.close();
     }
@@ -126,11 +135,54 @@ describe("web app security", { timeout: 120_000 }, () => {
     assert.equal((await mine.get("/app/documents")).status, 200);
   });
 
+  test("CSRF: the token is bound to the session, not to a cookie someone could plant (issue 23 item 6)", async () => {
+    // What a sibling subdomain or another port of this host could do: set a CSRF cookie whose secret
+    // it knows, and send a token made from that secret. Only the session's own secret counts.
+    const tokens = Tokens();
+    const planted = tokens.secretSync();
+    const victim = new AppClient(server.url);
+    await victim.signIn("tester");
+    await victim.get(`/app/documents/${docId}`);
+    victim.cookies.set("quire_csrf", planted);
+    const forged = await victim.post(`/app/documents/${docId}`, { title: "Changed through a planted cookie", _csrf: tokens.create(planted) });
+    assert.equal(forged.status, 403);
+    // Another session's token (a visitor's pre-session, or another signed-in account's) is refused too.
+    const stranger = new AppClient(server.url);
+    await stranger.get("/app/sign-in");
+    assert.equal((await victim.post(`/app/documents/${docId}`, { title: "Changed", _csrf: stranger.csrf })).status, 403);
+    const otherAccount = new AppClient(server.url);
+    await otherAccount.signIn("other");
+    await otherAccount.get("/app/documents");
+    assert.equal((await victim.post(`/app/documents/${docId}`, { title: "Changed", _csrf: otherAccount.csrf })).status, 403);
+    // Planting a whole session cookie with its token only signs the browser out of its own account: nothing of the victim's changes.
+    const swapped = new AppClient(server.url);
+    swapped.cookies.set("quire_session", stranger.cookies.get("quire_session")!);
+    const asStranger = await swapped.post(`/app/documents/${docId}`, { title: "Changed", _csrf: stranger.csrf });
+    assert.equal(asStranger.status, 401, "a pre-session is signed in to no account");
+    assert.equal((await server.services.store.documents.getById(1, docId))?.title, "Mine");
+    // The session's own token works (the control).
+    await victim.get(`/app/documents/${docId}`);
+    const own = await victim.post(`/app/documents/${docId}`, { title: "Mine" });
+    assert.equal(own.status, 303);
+  });
+
+  test("CSRF: a change the browser says comes from another site or a sibling origin is refused even with the token", async () => {
+    const c = new AppClient(server.url);
+    await c.signIn("tester");
+    await c.get(`/app/documents/${docId}`);
+    for (const site of ["cross-site", "same-site", "none"]) {
+      const r = await c.post(`/app/documents/${docId}`, { title: `From ${site}` }, { "sec-fetch-site": site });
+      assert.equal(r.status, 403, site);
+    }
+    assert.equal((await server.services.store.documents.getById(1, docId))?.title, "Mine");
+    assert.equal((await c.post(`/app/documents/${docId}`, { title: "Mine" }, { "sec-fetch-site": "same-origin" })).status, 303);
+  });
+
   test("no account enumeration: an unknown username and a wrong password get the same answer", async () => {
     const answer = async (username: string) => {
       const c = new AppClient(server.url);
       const r = await c.signIn(username, "wrong password!");
-      return { status: r.status, body: r.body.replaceAll(username, "USER").replace(/content="[^"]+"|value="[A-Za-z0-9_-]{30,}"/g, "TOKEN") };
+      return { status: r.status, body: r.body.replaceAll(username, "USER").replace(/content="[^"]+"|value="[A-Za-z0-9_-]{30,}"|nonce="[^"]+"/g, "TOKEN") };
     };
     const known = await answer("tester");
     const unknown = await answer("nobody-here");

@@ -63,7 +63,7 @@ describe("headers and links built from input", { timeout: 180_000 }, () => {
         const csp = parseCsp(res.headers.get("content-security-policy")!);
         assert.deepEqual(
           [...csp.keys()].sort(),
-          ["base-uri", "connect-src", "default-src", "form-action", "frame-ancestors", "img-src", "media-src", "script-src", "style-src"],
+          ["base-uri", "connect-src", "default-src", "form-action", "frame-ancestors", "img-src", "media-src", "object-src", "report-uri", "script-src", "style-src"],
           path,
         );
         assert.deepEqual(csp.get("media-src"), ["'none'"]);

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import type { Registry } from "prom-client";
 import type { BlobStore } from "../../blobs/blob-store.ts";
 import type { Config } from "../../config.ts";
 import type { Store } from "../../store/open-store.ts";
@@ -12,6 +13,8 @@ export interface AppContext {
   /** Where uploads are spooled, as for the API's upload endpoint (the upload page). */
   spool: { tempPath(): Promise<string> };
   assets: WebAssets;
+  /** The process's metrics, when it has them (sign-in outcomes are counted there). */
+  registry?: Registry;
 }
 
 /** The account a signed-in request acts for. */
@@ -24,6 +27,8 @@ declare module "fastify" {
   interface Session {
     /** Set at sign-in (and only there): the session id is new from that moment (session fixation). */
     accountId?: number;
+    /** The CSRF token's secret (@fastify/csrf-protection in session mode), made with the session's first form. */
+    _csrf?: string;
   }
   interface FastifyRequest {
     /** Set by the session guard on every signed-in route; undefined elsewhere. */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { html, type Html } from "../html.ts";
-import { setPageHeaders } from "../web-headers.ts";
+import type { Asset } from "../web-assets.ts";
+import { scriptNonce, setPageHeaders } from "../web-headers.ts";
 import type { AppContext, SignedInAccount } from "./app-context.ts";
 
 /** The sections of the header's navigation. */
@@ -25,6 +26,12 @@ export interface AppPageMeta {
   csrf: string;
   /** The page shows this site's embed page in a frame (the sharing page's preview). */
   framesSelf?: boolean;
+  /** The page's own scripts, after app.js (each carries the answer's nonce). */
+  scripts?: readonly Asset[];
+  /** The sign-in form: a signed-out visitor gets a pre-session for its CSRF token. */
+  preSession?: boolean;
+  /** This answer's script nonce (sendAppPage makes one per answer). */
+  nonce: string;
 }
 
 /** The hidden field that carries the CSRF token in a form (the app's check reads `_csrf`). */
@@ -50,8 +57,9 @@ ${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html
 
 /**
  * The shell of every app page: the header with navigation, the page's own body in `<main>`; one
- * stylesheet and one deferred script, nothing inline (the strict CSP of the public pages). The
- * CSRF token is also in a meta element, for the scripts' `fetch` changes.
+ * stylesheet and deferred scripts carrying the answer's nonce, nothing inline, no event attributes
+ * (the strict CSP of web-headers.ts). The CSRF token is also in a meta element, for the scripts'
+ * `fetch` changes.
  */
 export function appLayout(ctx: AppContext, meta: AppPageMeta, body: Html): Html {
   return html`<!doctype html>
@@ -64,7 +72,8 @@ export function appLayout(ctx: AppContext, meta: AppPageMeta, body: Html): Html 
 <title>${meta.title} · Quire</title>
 <link rel="icon" href="${ctx.assets.icon.url}" type="image/svg+xml">
 <link rel="stylesheet" href="${ctx.assets.appCss.url}">
-<script src="${ctx.assets.appJs.url}" defer></script>
+${[ctx.assets.appJs, ...(meta.scripts ?? [])].map((a) => html`<script src="${a.url}" nonce="${meta.nonce}" defer></script>
+`)}
 </head>
 <body class="app">
 <a class="skip" href="#main">Skip to content</a>
@@ -77,9 +86,9 @@ ${body}
 `;
 }
 
-/** Headers of every app answer: the public pages' strict CSP, never framed, cached or indexed. */
-export function setAppHeaders(reply: FastifyReply, framesSelf = false): void {
-  setPageHeaders(reply, { frameable: false, noindex: true, framesSelf });
+/** Headers of every app answer: the strict CSP with this answer's nonce, never framed, cached or indexed. */
+export function setAppHeaders(reply: FastifyReply, nonce: string, framesSelf = false): void {
+  setPageHeaders(reply, { frameable: false, noindex: true, framesSelf, nonce });
   reply.header("cache-control", "no-store");
 }
 
@@ -91,12 +100,15 @@ export function sendAppPage(
   ctx: AppContext,
   req: FastifyRequest,
   reply: FastifyReply,
-  meta: Omit<AppPageMeta, "csrf" | "account">,
+  meta: Omit<AppPageMeta, "csrf" | "account" | "nonce">,
   body: (csrf: string) => Html,
   status = 200,
 ) {
-  const csrf = reply.generateCsrf();
-  setAppHeaders(reply, meta.framesSelf ?? false);
-  const page = appLayout(ctx, { ...meta, csrf, ...(req.appAccount ? { account: req.appAccount } : {}) }, body(csrf));
+  // The token's secret is kept in the session: a signed-out page other than the sign-in form (a 404,
+  // an error) makes no pre-session and has no form to protect.
+  const csrf = req.appAccount || meta.preSession ? reply.generateCsrf() : "";
+  const nonce = scriptNonce();
+  setAppHeaders(reply, nonce, meta.framesSelf ?? false);
+  const page = appLayout(ctx, { ...meta, csrf, nonce, ...(req.appAccount ? { account: req.appAccount } : {}) }, body(csrf));
   return reply.code(status).type("text/html; charset=utf-8").send(page.value);
 }

@@ -10,7 +10,7 @@ import type { AppContext } from "./app-context.ts";
 import { describeFailure } from "./app-errors.ts";
 import { APP_BASE, sendAppPage } from "./app-layout.ts";
 import { SIGNED_IN_PAGES } from "./app-routes.ts";
-import { guardSession, registerSignIn, SESSION_COOKIE, CSRF_COOKIE } from "./sign-in-page.ts";
+import { guardSession, registerSignIn, SESSION_COOKIE } from "./sign-in-page.ts";
 import { SESSION_LIFETIME_MS, StoredSessions } from "./session-store.ts";
 
 /**
@@ -32,6 +32,22 @@ function parseQuery(url: string): Record<string, string> {
 }
 
 const wantsJson = (req: FastifyRequest) => (req.headers.accept ?? "").includes("application/json");
+
+/** A change sent from a page of another origin, as the browser says (`Sec-Fetch-Site`): refused like a missing token. */
+class CrossSiteRequest extends Error {
+  readonly code = "QUIRE_CROSS_SITE";
+  readonly statusCode = 403;
+}
+
+/**
+ * Browsers name where a request comes from; a change is taken only from this origin's own pages.
+ * `same-site` (a sibling subdomain, another port) is refused too: those are the places that can
+ * plant cookies for this host. A client that does not send the header relies on the token alone.
+ */
+function crossSite(req: FastifyRequest): boolean {
+  const site = req.headers["sec-fetch-site"];
+  return site !== undefined && site !== "same-origin";
+}
 
 /**
  * The publisher's web app (decisions §13) under /app, as an encapsulated plugin: its cookies,
@@ -60,20 +76,21 @@ export async function registerAppRoutes(app: FastifyInstance, deps: Omit<AppCont
         secret,
         cookieName: SESSION_COOKIE,
         store: new StoredSessions(ctx.store.appSessions),
-        // Nothing is stored for visitors who have not signed in, and a session is written only when it changes.
+        // Nothing is stored for visitors until they open the sign-in form (a pre-session for its CSRF
+        // secret), and a session is written only when it changes.
         saveUninitialized: false,
         rolling: false,
         cookie: { path: APP_BASE, httpOnly: true, sameSite: "lax", secure: "auto", maxAge: SESSION_LIFETIME_MS },
       });
       await scope.register(fastifyCsrf, {
-        // The token's secret in a cookie of its own (SameSite=Strict, HttpOnly), so the sign-in form
-        // is protected too without storing a session for every visitor.
-        cookieKey: CSRF_COOKIE,
-        cookieOpts: { path: APP_BASE, sameSite: "strict", httpOnly: true, secure: "auto" },
+        // The token's secret lives in the server-side session (a pre-session before signing in), so
+        // a cookie planted by another subdomain or port cannot supply one (issue 23 item 6).
+        sessionPlugin: "@fastify/session",
       });
-      // Every change (any method but GET and HEAD), on every page of the app, carries the token.
+      // Every change (any method but GET and HEAD), on every page of the app, carries the token of its own session.
       scope.addHook("preHandler", (req, reply, done) => {
         if (req.method === "GET" || req.method === "HEAD") return done();
+        if (crossSite(req)) return done(new CrossSiteRequest("cross-site change refused"));
         scope.csrfProtection(req, reply, done);
       });
 
@@ -84,7 +101,12 @@ export async function registerAppRoutes(app: FastifyInstance, deps: Omit<AppCont
 <p>There is no page at this address. <a href="${APP_BASE}/documents">Go to your documents</a>.</p>`, 404);
       });
 
-      registerSignIn(scope, ctx, { signInAttemptsPerAccount: ctx.config.signInAttemptsPerAccount, signInAttemptsPerAddress: ctx.config.signInAttemptsPerAddress });
+      registerSignIn(scope, ctx, {
+        signInAttemptsPerAccount: ctx.config.signInAttemptsPerAccount,
+        signInAttemptsPerAddress: ctx.config.signInAttemptsPerAddress,
+        signInFailuresPerAccount: ctx.config.signInFailuresPerAccount,
+        secret,
+      });
 
       // Everything else is for a signed-in account only.
       await scope.register(async (signedIn) => {
@@ -109,7 +131,7 @@ function appError(ctx: AppContext, err: FastifyError, req: FastifyRequest, reply
 <p class="message error" role="alert">${text}</p>
 <p><a href="${APP_BASE}/documents">Back to your documents</a></p>`, status);
   }
-  const csrf = err.code === "FST_CSRF_MISSING_SECRET" || err.code === "FST_CSRF_INVALID_TOKEN";
+  const csrf = err.code === "FST_CSRF_MISSING_SECRET" || err.code === "FST_CSRF_INVALID_TOKEN" || err.code === "QUIRE_CROSS_SITE";
   const tooLarge = err.code === "FST_ERR_CTP_BODY_TOO_LARGE";
   const status = csrf ? 403 : tooLarge ? 413 : err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
   if (status === 500) req.log.error({ err }, "web app request failed");

@@ -34,7 +34,6 @@ interface ShareView {
   publicUrl: string | undefined;
   shape: { readerStartPage: number; width: number; height: number };
   error?: string;
-  script: string;
 }
 
 function embedList(v: ShareView, csrf: string): Html {
@@ -76,8 +75,7 @@ ${embedList(v, csrf)}
 </section>
 </div>
 <h2>As social sites show a link</h2>
-${openGraphCard(doc, v.origin)}
-<script src="${v.script}" defer></script>`;
+${openGraphCard(doc, v.origin)}`;
 }
 
 /** Sharing a document (issue 14 item 5): reader link, embed codes with a live preview, the OpenGraph card. */
@@ -86,8 +84,8 @@ export function registerSharePage(scope: FastifyInstance, ctx: AppContext): void
   const show = async (req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, shape: ShareView["shape"], error?: string, status = 200) => {
     const account = accountOf(req);
     const { items } = await store.embeds.list(account.id, { documentId: doc.documentId, sortBy: "id", order: "desc", startIndex: 0, pageSize: 100 });
-    const view: ShareView = { doc, embeds: items, origin: publicOrigin(ctx.config, req), publicUrl: ctx.config.publicUrl, shape, script: ctx.assets.appShareJs.url, ...(error ? { error } : {}) };
-    return sendAppPage(ctx, req, reply, { title: `Share ${doc.title}`, section: "documents", framesSelf: true }, (csrf) => html`${shareBody(csrf, view)}`, status);
+    const view: ShareView = { doc, embeds: items, origin: publicOrigin(ctx.config, req), publicUrl: ctx.config.publicUrl, shape, ...(error ? { error } : {}) };
+    return sendAppPage(ctx, req, reply, { title: `Share ${doc.title}`, section: "documents", framesSelf: true, scripts: [ctx.assets.appShareJs] }, (csrf) => html`${shareBody(csrf, view)}`, status);
   };
   /** The account's document that can be shared (the API's rules: 300, 307 while converting, 308 if failed). */
   const sharable = async (req: FastifyRequest<{ Params: { id: string } }>) => assertEmbeddable(await store.documents.getById(accountOf(req).id, req.params.id));

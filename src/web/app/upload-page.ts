@@ -132,8 +132,7 @@ ${csrfField(csrf)}
 ${batchFieldset(v.folders, v.values)}
 <button type="submit" class="primary" data-role="submit">Upload</button>
 <p class="sr-only" role="status" aria-live="polite" data-role="announce"></p>
-</form>
-<script src="${ctx.assets.appUploadJs.url}" defer></script>`;
+</form>`;
 }
 
 async function foldersOf(ctx: AppContext, accountId: number): Promise<FolderRecord[]> {
@@ -152,7 +151,7 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
 
   scope.get("/upload", async (req, reply) => {
     const folders = await foldersOf(ctx, accountOf(req).id);
-    return sendAppPage(ctx, req, reply, { title: "Upload", section: "upload" }, (csrf) => uploadBody(ctx, csrf, { folders, values: {}, maxBytes }));
+    return sendAppPage(ctx, req, reply, { title: "Upload", section: "upload", scripts: [ctx.assets.appUploadJs] }, (csrf) => uploadBody(ctx, csrf, { folders, values: {}, maxBytes }));
   });
 
   // One file per request (the page's script sends each with its own progress), streamed through the API's own reader and limits.
@@ -204,7 +203,7 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
       if (wantsJson(req)) return reply.code(400).header("cache-control", "no-store").send({ error: text, field: name });
       const values = Object.fromEntries([...BATCH_FIELDS, "slurpUrl"].map((k) => [k, get(k)]));
       const folders = await foldersOf(ctx, account.id);
-      return sendAppPage(ctx, req, reply, { title: "Upload", section: "upload" }, (csrf) => uploadBody(ctx, csrf, { folders, values, error: text, maxBytes }), 400);
+      return sendAppPage(ctx, req, reply, { title: "Upload", section: "upload", scripts: [ctx.assets.appUploadJs] }, (csrf) => uploadBody(ctx, csrf, { folders, values, error: text, maxBytes }), 400);
     }
   });
 }
