@@ -321,7 +321,7 @@ test("compose.yaml run on stand-ins: api and worker on PostgreSQL and S3, one PD
 
   const apiBase = `http://127.0.0.1:${ports.api}`;
   const ready = await fetch(`${apiBase}/readyz`);
-  assert.deepEqual([ready.status, await ready.json()], [200, { status: "ok", checks: { store: "ok", blobs: "ok" } }]);
+  assert.deepEqual([ready.status, await ready.json()], [200, { status: "ok", checks: { store: "ok", blobs: "ok", disk: "ok" } }]);
 
   // The account, made as the file's comment says (docker compose exec api node bin/quire.js accounts create alice).
   const exec = /docker compose exec (\S+) (node bin\/quire\.js accounts create \S+)/.exec(composeText);
@@ -342,7 +342,7 @@ test("compose.yaml run on stand-ins: api and worker on PostgreSQL and S3, one PD
   assert.equal(state, "A", `the worker converted the upload:\n${workerC.out().slice(-3000)}`);
 
   const workerReady = await fetch(`http://127.0.0.1:${ports.metrics}/readyz`);
-  assert.deepEqual([workerReady.status, await workerReady.json()], [200, { status: "ok", checks: { store: "ok", blobs: "ok", converter: "ok" } }]);
+  assert.deepEqual([workerReady.status, await workerReady.json()], [200, { status: "ok", checks: { store: "ok", blobs: "ok", converter: "ok", disk: "ok" } }]);
   const apiMetrics = await (await fetch(`${apiBase}/metrics`)).text();
   assert.equal(sample(apiMetrics, "quire_api_requests_total", { action: "document.upload", code: "ok" }), 1);
   // The run is counted once its job is done, a moment after the document turned A in the same run.
