@@ -63,6 +63,10 @@ export interface Config {
   signInAttemptsPerAccount: number;
   /** Web app sign-in attempts from one address (an IPv6 /64), likewise (QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS). */
   signInAttemptsPerAddress: number;
+  /** Readers' comments from one address (an IPv6 /64), then one more every 15 minutes / this (QUIRE_COMMENTS_PER_ADDRESS). */
+  commentsPerAddress: number;
+  /** Readers' ratings from one address, likewise (QUIRE_RATINGS_PER_ADDRESS). */
+  ratingsPerAddress: number;
   /**
    * Bytes that upload files sent before their request's apiKey and signature may hold on disk
    * together (QUIRE_PREAUTH_SPOOL_BYTES), and from one client address (an IPv6 /64) together
@@ -252,6 +256,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,
     signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
     signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,
+    commentsPerAddress: int("QUIRE_COMMENTS_PER_ADDRESS", 5, 1, 1_000_000) ?? 5,
+    ratingsPerAddress: int("QUIRE_RATINGS_PER_ADDRESS", 30, 1, 1_000_000) ?? 30,
     preauthSpoolBytes,
     preauthSpoolBytesPerAddress,
     secretKeys,

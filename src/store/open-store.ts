@@ -6,6 +6,8 @@ import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
+import { documentCommentsRepo } from "./document-comments.ts";
+import { documentRatingsRepo } from "./document-ratings.ts";
 import { embedsRepo } from "./embeds.ts";
 import { foldersRepo } from "./folders.ts";
 import { jobsRepo } from "./jobs.ts";
@@ -42,6 +44,9 @@ export interface Store {
   readonly blobReferences: ReturnType<typeof blobReferencesRepo>;
   /** The web app's sessions (migration 0006). */
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
+  /** Readers' comments and ratings (decisions §16, migration 0014). */
+  readonly comments: ReturnType<typeof documentCommentsRepo>;
+  readonly ratings: ReturnType<typeof documentRatingsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +86,8 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
+    comments: documentCommentsRepo(db),
+    ratings: documentRatingsRepo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -18,6 +18,9 @@ const SOURCES = [
   // Loaded only by the app's upload and sharing pages (progress bars, live embed preview).
   { name: "app-upload", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "app-share", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  // Ratings and comments under the reader (src/web/reader-comments.ts), loaded by that section only.
+  { name: "reader-feedback", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "reader-feedback", ext: "css", contentType: "text/css; charset=utf-8" },
 ] as const;
 
 export interface WebAssets {
@@ -28,6 +31,8 @@ export interface WebAssets {
   appCss: Asset;
   appUploadJs: Asset;
   appShareJs: Asset;
+  feedbackJs: Asset;
+  feedbackCss: Asset;
   /** By URL path, for the asset route. */
   byPath: Map<string, Asset>;
 }
@@ -45,5 +50,5 @@ export function loadWebAssets(): WebAssets {
     byPath.set(asset.url, asset);
     return asset;
   });
-  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
+  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, feedbackJs: loaded[7]!, feedbackCss: loaded[8]!, byPath };
 }

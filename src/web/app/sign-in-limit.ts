@@ -10,7 +10,8 @@ interface Bucket {
   at: number;
 }
 
-class Buckets {
+/** Leaky buckets by key, each emptied over 15 minutes (also the readers' comment and rating limits, src/web/reader-feedback-routes.ts). */
+export class Buckets {
   private readonly buckets = new Map<string, Bucket>();
   constructor(private readonly burst: number) {}
 
