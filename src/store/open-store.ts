@@ -4,6 +4,7 @@ import { accountsRepo } from "./accounts.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
+import { dailySaltsRepo } from "./daily-salts.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
 import { embedsRepo } from "./embeds.ts";
@@ -42,6 +43,8 @@ export interface Store {
   readonly blobReferences: ReturnType<typeof blobReferencesRepo>;
   /** The web app's sessions (migration 0006). */
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
+  /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
+  readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +84,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
+    dailySalts: dailySaltsRepo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -190,6 +190,13 @@ export interface PageRangesTable {
   done: number;
 }
 
+/** The salt of reader recognition for one UTC day (migration 0013): deleted once the day is over. */
+export interface DailySaltsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  salt: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -205,4 +212,5 @@ export interface Database {
   pageRanges: PageRangesTable;
   appSessions: AppSessionsTable;
   appSecrets: AppSecretsTable;
+  dailySalts: DailySaltsTable;
 }
