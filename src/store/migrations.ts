@@ -312,6 +312,19 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await dialect.search.upgrade(db);
       },
     },
+    "0013_statistics": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Readership statistics (decisions §15). A returning reader is recognised within a day by a
+        // hash under that day's salt (src/domain/reader-identity.ts): one row per UTC day, deleted
+        // once the day is over, so no key can be recomputed from an address afterwards.
+        await db.schema
+          .createTable("daily_salts")
+          .addColumn("day", "text", (c) => c.primaryKey())
+          .addColumn("salt", "text", (c) => c.notNull())
+          .execute();
+      },
+    },
     "0014_comments_ratings": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {

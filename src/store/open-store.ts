@@ -4,6 +4,7 @@ import { accountsRepo } from "./accounts.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
+import { dailySaltsRepo } from "./daily-salts.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
 import { documentCommentsRepo } from "./document-comments.ts";
@@ -47,6 +48,8 @@ export interface Store {
   /** Readers' comments and ratings (decisions §16, migration 0014). */
   readonly comments: ReturnType<typeof documentCommentsRepo>;
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
+  /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
+  readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +91,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     appSessions: appSessionsRepo(db),
     comments: documentCommentsRepo(db),
     ratings: documentRatingsRepo(db),
+    dailySalts: dailySaltsRepo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

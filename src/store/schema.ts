@@ -200,6 +200,13 @@ export interface PageRangesTable {
   done: number;
 }
 
+/** The salt of reader recognition for one UTC day (migration 0013): deleted once the day is over. */
+export interface DailySaltsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  salt: string;
+}
+
 /** One reader's rating of a document on one UTC day (decisions §15, §16; migration 0014). */
 export interface DocumentRatingsTable {
   documentId: string;
@@ -242,4 +249,5 @@ export interface Database {
   appSecrets: AppSecretsTable;
   documentRatings: DocumentRatingsTable;
   documentComments: DocumentCommentsTable;
+  dailySalts: DailySaltsTable;
 }
