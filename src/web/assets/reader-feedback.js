@@ -1,4 +1,4 @@
-/* global document, fetch, FormData, URLSearchParams */
+/* global document, FormData, URLSearchParams */
 // Ratings and comments under the reader (src/web/reader-comments.ts), sent without leaving the
 // page. Without this script the same forms POST and answer a page of their own.
 "use strict";
@@ -11,12 +11,7 @@
       body: new URLSearchParams(new FormData(form)).toString(),
       credentials: "omit",
     });
-    let answer = {};
-    try {
-      answer = await res.json();
-    } catch {
-      answer = {};
-    }
+    const answer = await res.json().catch(() => ({}));
     return { ok: res.ok, answer };
   };
   const failure = "This could not be sent. Please try again.";
