@@ -4,7 +4,7 @@ import { setPageHeaders } from "../web-headers.ts";
 import type { AppContext, SignedInAccount } from "./app-context.ts";
 
 /** The sections of the header's navigation. */
-export type AppSection = "documents" | "upload" | "folders" | "keys";
+export type AppSection = "documents" | "upload" | "folders" | "keys" | "comments";
 
 export const APP_BASE = "/app";
 
@@ -13,6 +13,7 @@ const NAV: ReadonlyArray<{ section: AppSection; label: string; href: string }> =
   { section: "upload", label: "Upload", href: `${APP_BASE}/upload` },
   { section: "folders", label: "Folders", href: `${APP_BASE}/folders` },
   { section: "keys", label: "Keys", href: `${APP_BASE}/keys` },
+  { section: "comments", label: "Comments", href: `${APP_BASE}/comments` },
 ];
 
 export interface AppPageMeta {
@@ -25,7 +26,12 @@ export interface AppPageMeta {
   csrf: string;
   /** The page shows this site's embed page in a frame (the sharing page's preview). */
   framesSelf?: boolean;
+  /** Readers' comments waiting for approval (src/web/app/comments-page.ts), shown beside "Comments". */
+  pendingComments?: number;
 }
+
+const pendingBadge = (n: number | undefined) =>
+  n !== undefined && n > 0 && html` <span class="badge">${n}<span class="sr-only"> waiting for approval</span></span>`;
 
 /** The hidden field that carries the CSRF token in a form (the app's check reads `_csrf`). */
 export function csrfField(token: string): Html {
@@ -38,7 +44,7 @@ function header(meta: AppPageMeta): Html {
 <a class="app-brand" href="${APP_BASE}/documents">Quire</a>
 <nav class="app-nav" aria-label="Main">
 <ul>
-${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
+${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html` aria-current="page"` : ""}>${n.label}${n.section === "comments" && pendingBadge(meta.pendingComments)}</a></li>`)}
 </ul>
 </nav>
 <form class="app-signout" method="post" action="${APP_BASE}/sign-out">${csrfField(meta.csrf)}
@@ -91,12 +97,12 @@ export function sendAppPage(
   ctx: AppContext,
   req: FastifyRequest,
   reply: FastifyReply,
-  meta: Omit<AppPageMeta, "csrf" | "account">,
+  meta: Omit<AppPageMeta, "csrf" | "account" | "pendingComments">,
   body: (csrf: string) => Html,
   status = 200,
 ) {
   const csrf = reply.generateCsrf();
   setAppHeaders(reply, meta.framesSelf ?? false);
-  const page = appLayout(ctx, { ...meta, csrf, ...(req.appAccount ? { account: req.appAccount } : {}) }, body(csrf));
+  const page = appLayout(ctx, { ...meta, csrf, ...(req.appAccount ? { account: req.appAccount, pendingComments: req.appPendingComments } : {}) }, body(csrf));
   return reply.code(status).type("text/html; charset=utf-8").send(page.value);
 }
