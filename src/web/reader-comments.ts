@@ -123,10 +123,10 @@ export function commentsPage(
 <h1>${doc.title}</h1>
 ${v.notice && html`<p class="message notice-ok" role="status">${v.notice}</p>`}
 <link rel="stylesheet" href="${assets.feedbackCss.url}">
-<section class="comments" id="comments" aria-labelledby="comments-title">
+${(v.list || v.showForm) && html`<section class="comments" id="comments" aria-labelledby="comments-title">
 ${v.list ? commentList(doc, v.list) : html`<h2 id="comments-title" class="sr-only">Comments</h2>`}
 ${v.showForm && commentForm(doc, v.form)}
-</section>
+</section>`}
 </main>`,
   );
 }
@@ -142,5 +142,14 @@ export function ratedPage(doc: DocumentRecord, assets: WebAssets, v: { stars?: n
 <p role="status">${v.notice ?? `Thank you: you rated this document ${STAR_WORDS[(v.stars ?? 1) - 1]}. ${ratingText(doc)}.`}</p>
 <p><a href="${back}">Back to the document</a></p>
 </main>`,
+  );
+}
+
+/** A form that could not be taken for a reason of our own (or an unreadable request). */
+export function errorPage(assets: WebAssets, message: string): Html {
+  return pageLayout(
+    { title: "Not sent", noindex: true },
+    assets,
+    html`<main class="state-page"><h1>Not sent</h1><p role="alert">${message}</p></main>`,
   );
 }

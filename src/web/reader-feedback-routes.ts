@@ -1,5 +1,5 @@
 import fastifyFormbody from "@fastify/formbody";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import { checkCommentInput, COMMENT_PROBLEM_TEXT, parseStars, ratingSummary, type CommentInputProblem } from "../domain/comments.ts";
 import type { DocumentRecord } from "../domain/document.ts";
@@ -8,7 +8,7 @@ import { addressGroup } from "../ops/client-address.ts";
 import type { Store } from "../store/open-store.ts";
 import { Buckets } from "./app/sign-in-limit.ts";
 import type { Html } from "./html.ts";
-import { commentsPage, COMMENTS_PAGE_SIZE, ratedPage, ratingText } from "./reader-comments.ts";
+import { commentsPage, COMMENTS_PAGE_SIZE, errorPage, ratedPage, ratingText } from "./reader-comments.ts";
 import type { WebAssets } from "./web-assets.ts";
 import { setPageHeaders } from "./web-headers.ts";
 
@@ -94,6 +94,17 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
       setPageHeaders(reply, { frameable: true, noindex: true });
       return reply.type(HTML).send(page().value);
     };
+
+    // A failure says nothing of its cause (logged once); nothing was stored, since each write is one transaction.
+    scope.setErrorHandler((err: FastifyError, req, reply) => {
+      const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+      if (status === 500) req.log.error({ err }, "reader feedback request failed");
+      const message = status === 413 ? "What was sent is too large." : status === 500 ? "Something went wrong on our side. Please try again later." : "This request could not be understood.";
+      reply.code(status).header("cache-control", "no-store");
+      if (wantsJson(req)) return reply.send({ message });
+      setPageHeaders(reply, { frameable: true, noindex: true });
+      return reply.type(HTML).send(errorPage(deps.assets, message).value);
+    });
 
     scope.post<{ Params: DocParams }>("/:username/docs/:name/rating", async (req, reply) => {
       const doc = await deps.findDoc(req.params);
