@@ -50,6 +50,8 @@ export interface DocumentRecord {
   ratingCounts: RatingCounts;
   /** Moves when the approved comments under the reader change (the reader page is cached by record). */
   commentsVersion: number;
+  /** How many approved comments it has (shown under the reader while comments are allowed). */
+  commentsShown: number;
 }
 
 /** What the caller may set at upload (the parameter table of interface §4.2, decisions §4). */
@@ -185,5 +187,6 @@ export function buildNewDocument(
     originalSize: source.originalSize,
     ratingCounts: NO_RATINGS,
     commentsVersion: 0,
+    commentsShown: 0,
   };
 }

@@ -10,6 +10,15 @@ export type CommentOutcome = { ok: true; comment: CommentRecord } | { ok: false;
 
 /** Ids are taken in chunks well under either dialect's bound on parameters per statement. */
 const ID_CHUNK = 500;
+/** Comments written in one transaction at most. */
+const MAX_BATCH = 200;
+
+export interface NewComment {
+  documentId: string;
+  author: string;
+  body: string;
+  now: number;
+}
 
 const COLUMNS = [
   "c.commentId", "c.documentId", "c.accountId", "c.author", "c.body", "c.state", "c.createdAt", "c.updatedAt",
@@ -26,13 +35,20 @@ const toComment = (r: Row): CommentWithDocument => ({ ...r, createdAt: Number(r.
  * so the reader page (cached by the record) is built again.
  */
 export function documentCommentsRepo(db: Kysely<Database>) {
-  const bumpVersions = async (trx: Kysely<Database>, documentIds: readonly string[]) => {
-    if (documentIds.length === 0) return;
-    await trx
-      .updateTable("documents")
-      .set((eb) => ({ commentsVersion: eb("commentsVersion", "+", 1) }))
-      .where("documentId", "in", [...new Set(documentIds)])
-      .execute();
+  /**
+   * The documents whose approved comments changed: their version moves (the reader page is built
+   * again) and their count by how many came or went.
+   */
+  const changeShown = async (trx: Kysely<Database>, changes: ReadonlyArray<{ documentId: string; delta: number }>) => {
+    const byDocument = new Map<string, number>();
+    for (const c of changes) byDocument.set(c.documentId, (byDocument.get(c.documentId) ?? 0) + c.delta);
+    for (const [documentId, delta] of byDocument) {
+      await trx
+        .updateTable("documents")
+        .set((eb) => ({ commentsVersion: eb("commentsVersion", "+", 1), commentsShown: eb("commentsShown", "+", delta) }))
+        .where("documentId", "=", documentId)
+        .execute();
+    }
   };
 
   const base = (q: Kysely<Database>) => q.selectFrom("documentComments as c").innerJoin("documents as d", "d.documentId", "c.documentId");
@@ -43,39 +59,69 @@ export function documentCommentsRepo(db: Kysely<Database>) {
       ? []
       : (await base(trx).select(COLUMNS).where("c.accountId", "=", accountId).where("c.commentId", "in", [...ids]).execute()).map(toComment);
 
+  /** One comment's checks and writes, in `trx`: the record, the count, the delivery. */
+  const write = async (trx: Kysely<Database>, c: NewComment): Promise<CommentOutcome> => {
+    const doc = await trx
+      .selectFrom("documents")
+      .innerJoin("accounts", "accounts.id", "documents.accountId")
+      .selectAll("documents")
+      .select(["accounts.username", "accounts.publishComments"])
+      .where("documents.documentId", "=", c.documentId)
+      .executeTakeFirst();
+    if (!doc || doc.state !== "A") return { ok: false, reason: "not-found" };
+    if (doc.commentsAllowed !== 1) return { ok: false, reason: "comments-off" };
+    const state: CommentState = doc.publishComments === 1 ? "approved" : "pending";
+    const comment: CommentRecord = {
+      commentId: newCommentId(), documentId: c.documentId, accountId: doc.accountId, author: c.author, body: c.body,
+      state, createdAt: c.now, updatedAt: c.now,
+    };
+    await trx.insertInto("documentComments").values(comment).execute();
+    if (state === "approved") await changeShown(trx, [{ documentId: c.documentId, delta: 1 }]);
+    const { publishComments: _, ...record } = doc;
+    await recordCommentEvent(trx, { accountId: doc.accountId, documentId: c.documentId, now: c.now }, async () =>
+      commentDeliveryBody(fromRow(record), commentView({ ...comment, documentName: doc.name, documentTitle: doc.title }), c.now),
+    );
+    return { ok: true, comment };
+  };
+
+  const waiting: Array<{ comment: NewComment; resolve(o: CommentOutcome): void; reject(err: unknown): void }> = [];
+  const flush = async () => {
+    const batch = waiting.splice(0, MAX_BATCH);
+    if (waiting.length > 0) setImmediate(() => void flush());
+    try {
+      const outcomes = await db.transaction().execute(async (trx) => {
+        const out: CommentOutcome[] = [];
+        for (const item of batch) out.push(await write(trx, item.comment));
+        return out;
+      });
+      batch.forEach((item, i) => item.resolve(outcomes[i]!));
+    } catch {
+      // Alone, each succeeds or fails on its own account.
+      for (const item of batch) {
+        await db.transaction().execute((trx) => write(trx, item.comment)).then(item.resolve, item.reject);
+      }
+    }
+  };
+
   return {
-    /** A reader's comment on an active document whose comments are on; checked in the same transaction. */
-    async add(c: { documentId: string; author: string; body: string; now: number }): Promise<CommentOutcome> {
-      return db.transaction().execute(async (trx): Promise<CommentOutcome> => {
-        const doc = await trx
-          .selectFrom("documents")
-          .innerJoin("accounts", "accounts.id", "documents.accountId")
-          .selectAll("documents")
-          .select(["accounts.username", "accounts.publishComments"])
-          .where("documents.documentId", "=", c.documentId)
-          .executeTakeFirst();
-        if (!doc || doc.state !== "A") return { ok: false, reason: "not-found" };
-        if (doc.commentsAllowed !== 1) return { ok: false, reason: "comments-off" };
-        const state: CommentState = doc.publishComments === 1 ? "approved" : "pending";
-        const comment: CommentRecord = {
-          commentId: newCommentId(), documentId: c.documentId, accountId: doc.accountId, author: c.author, body: c.body,
-          state, createdAt: c.now, updatedAt: c.now,
-        };
-        await trx.insertInto("documentComments").values(comment).execute();
-        if (state === "approved") await bumpVersions(trx, [c.documentId]);
-        const { publishComments: _, ...record } = doc;
-        await recordCommentEvent(trx, { accountId: doc.accountId, documentId: c.documentId, now: c.now }, async () =>
-          commentDeliveryBody(fromRow(record), commentView({ ...comment, documentName: doc.name, documentTitle: doc.title }), c.now),
-        );
-        return { ok: true, comment };
+    /**
+     * A reader's comment on an active document whose comments are on, checked in the transaction
+     * that stores it. Comments arriving together are written in one transaction (one commit for
+     * all, a burst of posts does not queue behind as many commits); should it fail, each is tried
+     * again alone, so one bad comment never takes another with it.
+     */
+    add(c: NewComment): Promise<CommentOutcome> {
+      return new Promise((resolve, reject) => {
+        waiting.push({ comment: c, resolve, reject });
+        if (waiting.length === 1) setImmediate(() => void flush());
       });
     },
 
     /** One page of a document's approved comments, newest first, and how many there are. */
     async approvedPage(documentId: string, startIndex: number, pageSize: number): Promise<{ totalCount: number; items: CommentRecord[] }> {
       const where = db.selectFrom("documentComments").where("documentId", "=", documentId).where("state", "=", "approved");
-      const counted = await where.select((eb) => eb.fn.countAll<number | string | bigint>().as("n")).executeTakeFirstOrThrow();
-      const totalCount = Number(counted.n);
+      const counted = await db.selectFrom("documents").select("commentsShown").where("documentId", "=", documentId).executeTakeFirst();
+      const totalCount = counted?.commentsShown ?? 0;
       if (pageSize === 0 || startIndex >= totalCount) return { totalCount, items: [] };
       const rows = await where
         .select(["commentId", "documentId", "accountId", "author", "body", "state", "createdAt", "updatedAt"])
@@ -133,7 +179,7 @@ export function documentCommentsRepo(db: Kysely<Database>) {
             .where("commentId", "in", moving.map((c) => c.commentId))
             .execute();
           // Approving shows a comment under the reader, hiding or holding an approved one takes it away.
-          await bumpVersions(trx, moving.filter((c) => c.state === "approved" || state === "approved").map((c) => c.documentId));
+          await changeShown(trx, moving.filter((c) => c.state === "approved" || state === "approved").map((c) => ({ documentId: c.documentId, delta: state === "approved" ? 1 : -1 })));
           changed.push(...moving.map((c) => ({ ...c, state, updatedAt: now })));
         });
       }
@@ -149,7 +195,7 @@ export function documentCommentsRepo(db: Kysely<Database>) {
           const before = await owned(trx, accountId, chunk);
           if (before.length === 0) return;
           await trx.deleteFrom("documentComments").where("accountId", "=", accountId).where("commentId", "in", before.map((c) => c.commentId)).execute();
-          await bumpVersions(trx, before.filter((c) => c.state === "approved").map((c) => c.documentId));
+          await changeShown(trx, before.filter((c) => c.state === "approved").map((c) => ({ documentId: c.documentId, delta: -1 })));
           removed += before.length;
         });
       }

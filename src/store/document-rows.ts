@@ -17,7 +17,7 @@ export function toRow(d: DocumentRecord): Row {
     infoLink: d.infoLink, soundUrl: d.soundUrl, slurpUrl: d.slurpUrl, coverWidth: d.coverWidth,
     coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
     originalSize: d.originalSize, stars1: d.ratingCounts[0], stars2: d.ratingCounts[1], stars3: d.ratingCounts[2],
-    stars4: d.ratingCounts[3], stars5: d.ratingCounts[4], commentsVersion: d.commentsVersion,
+    stars4: d.ratingCounts[3], stars5: d.ratingCounts[4], commentsVersion: d.commentsVersion, commentsShown: d.commentsShown,
   };
 }
 

@@ -337,6 +337,8 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           await db.schema.alterTable("documents").addColumn(`stars${n}`, "integer", (c) => c.notNull().defaultTo(0)).execute();
         }
         await db.schema.alterTable("documents").addColumn("comments_version", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        // How many are approved: the reader shows the figure without counting 10,000 rows.
+        await db.schema.alterTable("documents").addColumn("comments_shown", "integer", (c) => c.notNull().defaultTo(0)).execute();
         // The account's choice: new comments published at once (1) or held for approval (0, the default).
         await db.schema.alterTable("accounts").addColumn("publish_comments", "integer", (c) => c.notNull().defaultTo(0)).execute();
         // One row per reader, document and UTC day: the reader is the daily-salted key of §15.

@@ -86,6 +86,8 @@ export interface DocumentsTable {
   stars5: number;
   /** Moves whenever the approved comments a reader sees change (migration 0014). */
   commentsVersion: number;
+  /** How many of its comments are approved (migration 0014): the reader's count without counting rows. */
+  commentsShown: number;
 }
 
 export interface FoldersTable {
