@@ -6,6 +6,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { utcDay } from "../domain/reader-identity.ts";
 import { addressGroup } from "../ops/client-address.ts";
 import type { Store } from "../store/open-store.ts";
+import { field } from "./app/app-context.ts";
 import { Buckets } from "./app/sign-in-limit.ts";
 import type { Html } from "./html.ts";
 import { commentsPage, COMMENTS_PAGE_SIZE, errorPage, ratedPage, ratingText } from "./reader-comments.ts";
@@ -41,14 +42,6 @@ const MESSAGES = {
 const FIELD_OF: Record<CommentInputProblem, string> = {
   "author-missing": "author", "author-too-long": "author", "text-missing": "text", "text-too-long": "text",
 };
-
-/** The first value of a form field (repeated names take the first; anything but text is absent). */
-function formField(body: unknown, name: string): string | undefined {
-  if (body === null || typeof body !== "object" || !Object.hasOwn(body, name)) return undefined;
-  const v = (body as Record<string, unknown>)[name];
-  if (typeof v === "string") return v;
-  return Array.isArray(v) && typeof v[0] === "string" ? v[0] : undefined;
-}
 
 const wantsJson = (req: FastifyRequest) => (req.headers.accept ?? "").includes("application/json");
 
@@ -109,12 +102,12 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
     scope.post<{ Params: DocParams }>("/:username/docs/:name/rating", async (req, reply) => {
       const doc = await deps.findDoc(req.params);
       if (!doc || doc.state !== "A" || doc.name !== req.params.name) return deps.notFound(reply);
-      const embed = formField(req.body, "embed") === "1";
+      const embed = field(req.body, "embed") === "1";
       const refuse = (status: number, message: string) =>
         answer(req, reply, status, { message }, () => ratedPage(doc, deps.assets, { notice: message, embed }));
       if (isCrossSite(req)) return refuse(403, MESSAGES.crossSite);
       if (!doc.ratingsAllowed) return refuse(409, MESSAGES.ratingsOff);
-      const stars = parseStars(formField(req.body, "stars"));
+      const stars = parseStars(field(req.body, "stars"));
       if (stars === undefined) return refuse(400, MESSAGES.noStars);
       if (!allowed(ratingLimit, req)) return refuse(429, MESSAGES.tooManyRatings);
       const now = Date.now();
@@ -130,8 +123,8 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
     scope.post<{ Params: DocParams }>("/:username/docs/:name/comments", async (req, reply) => {
       const doc = await deps.findDoc(req.params);
       if (!doc || doc.state !== "A" || doc.name !== req.params.name) return deps.notFound(reply);
-      const author = formField(req.body, "author");
-      const text = formField(req.body, "text");
+      const author = field(req.body, "author");
+      const text = field(req.body, "text");
       const refuse = (status: number, message: string, field?: string) =>
         answer(req, reply, status, { message, ...(field ? { field } : {}) }, () =>
           commentsPage(doc, deps.assets, { form: { author, text, error: message }, showForm: doc.commentsAllowed && field !== undefined, notice: field ? undefined : message }));
@@ -143,7 +136,7 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
         return answer(req, reply, 200, { message }, () => commentsPage(doc, deps.assets, { notice: message, showForm: false }));
       };
       // A bot that filled the field people never see is answered as if its comment were taken.
-      if ((formField(req.body, "website") ?? "") !== "") return done(await deps.store.accounts.publishesCommentsAtOnce(doc.accountId));
+      if ((field(req.body, "website") ?? "") !== "") return done(await deps.store.accounts.publishesCommentsAtOnce(doc.accountId));
       const input = checkCommentInput(author, text);
       if (!input.ok) return refuse(400, COMMENT_PROBLEM_TEXT[input.problem], FIELD_OF[input.problem]);
       const outcome = await deps.store.comments.add({ documentId: doc.documentId, author: input.author, body: input.body, now: Date.now() });

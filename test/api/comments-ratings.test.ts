@@ -165,6 +165,10 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.ok(reader.includes("&lt;script&gt;alert(document.cookie)&lt;/script&gt;"));
       assert.ok(!reader.includes("<script>alert"));
       assert.ok(!/<a [^>]*evil\.example/.test(reader), "an address in a comment stays text");
+      assert.ok(reader.includes(`<span class="comment-count">(1)</span>`), "the approved count, kept on the document row");
+      await call(me, "document_comment.update", { commentId: id, state: "pending" });
+      assert.ok((await (await fetch(`${server.url}/tester/docs/talked-doc/comments`)).text()).includes(`<span class="comment-count">(0)</span>`));
+      await call(me, "document_comment.update", { commentId: id, state: "approved" });
 
       for (const format of FORMATS) {
         const extra = await postForm(server, "/tester/docs/talked-doc/comments", { author: "x", text: `to delete ${format}` }, { json: true });
@@ -228,6 +232,11 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const readerHtml = () => fetch(`${server.url}/tester/docs/flag-doc`).then((r) => r.text());
       assert.match(await readerHtml(), /Visible words/);
       assert.match(await readerHtml(), /Rate this document/);
+      // The embed rates too, but carries no comments.
+      const embed = await (await fetch(`${server.url}/tester/docs/flag-doc/embed`)).text();
+      assert.match(embed, /Rate this document/);
+      assert.match(embed, /name="embed" value="1"/);
+      assert.doesNotMatch(embed, /Visible words|comment-form/);
 
       await call(me, "document.update", { name: "flag-doc", commentsAllowed: "false", ratingsAllowed: "false" });
       const off = (await list(me, {}, "xml")).docs.find((d) => d.name === "flag-doc")!;
