@@ -3,7 +3,7 @@ import { commentView, newCommentId, type CommentRecord, type CommentState, type 
 import { commentDeliveryBody } from "../domain/webhooks.ts";
 import { fromRow } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
-import { recordCommentEvent } from "./webhook-deliveries.ts";
+import { recordCommentEvents } from "./webhook-deliveries.ts";
 
 /** What posting a comment came to. */
 export type CommentOutcome = { ok: true; comment: CommentRecord } | { ok: false; reason: "not-found" | "comments-off" };
@@ -12,6 +12,8 @@ export type CommentOutcome = { ok: true; comment: CommentRecord } | { ok: false;
 const ID_CHUNK = 500;
 /** Comments written in one transaction at most. */
 const MAX_BATCH = 200;
+/** Rows of one insert: 8 values each, well under either dialect's bound on parameters. */
+const INSERT_CHUNK = 100;
 
 export interface NewComment {
   documentId: string;
@@ -59,29 +61,42 @@ export function documentCommentsRepo(db: Kysely<Database>) {
       ? []
       : (await base(trx).select(COLUMNS).where("c.accountId", "=", accountId).where("c.commentId", "in", [...ids]).execute()).map(toComment);
 
-  /** One comment's checks and writes, in `trx`: the record, the count, the delivery. */
-  const write = async (trx: Kysely<Database>, c: NewComment): Promise<CommentOutcome> => {
-    const doc = await trx
+  /**
+   * The checks and writes of comments posted together, in `trx`: each document read once, the
+   * comments inserted together, the counts and the deliveries written with them.
+   */
+  const writeAll = async (trx: Kysely<Database>, items: readonly NewComment[]): Promise<CommentOutcome[]> => {
+    const docs = await trx
       .selectFrom("documents")
       .innerJoin("accounts", "accounts.id", "documents.accountId")
       .selectAll("documents")
       .select(["accounts.username", "accounts.publishComments"])
-      .where("documents.documentId", "=", c.documentId)
-      .executeTakeFirst();
-    if (!doc || doc.state !== "A") return { ok: false, reason: "not-found" };
-    if (doc.commentsAllowed !== 1) return { ok: false, reason: "comments-off" };
-    const state: CommentState = doc.publishComments === 1 ? "approved" : "pending";
-    const comment: CommentRecord = {
-      commentId: newCommentId(), documentId: c.documentId, accountId: doc.accountId, author: c.author, body: c.body,
-      state, createdAt: c.now, updatedAt: c.now,
-    };
-    await trx.insertInto("documentComments").values(comment).execute();
-    if (state === "approved") await changeShown(trx, [{ documentId: c.documentId, delta: 1 }]);
-    const { publishComments: _, ...record } = doc;
-    await recordCommentEvent(trx, { accountId: doc.accountId, documentId: c.documentId, now: c.now }, async () =>
-      commentDeliveryBody(fromRow(record), commentView({ ...comment, documentName: doc.name, documentTitle: doc.title }), c.now),
-    );
-    return { ok: true, comment };
+      .where("documents.documentId", "in", [...new Set(items.map((i) => i.documentId))])
+      .execute();
+    const byId = new Map(docs.map((d) => [d.documentId, d]));
+    const outcomes = items.map((c): CommentOutcome => {
+      const doc = byId.get(c.documentId);
+      if (!doc || doc.state !== "A") return { ok: false, reason: "not-found" };
+      if (doc.commentsAllowed !== 1) return { ok: false, reason: "comments-off" };
+      return {
+        ok: true,
+        comment: {
+          commentId: newCommentId(), documentId: c.documentId, accountId: doc.accountId, author: c.author, body: c.body,
+          state: doc.publishComments === 1 ? "approved" : "pending", createdAt: c.now, updatedAt: c.now,
+        },
+      };
+    });
+    const stored = outcomes.flatMap((o) => (o.ok ? [o.comment] : []));
+    for (let i = 0; i < stored.length; i += INSERT_CHUNK) await trx.insertInto("documentComments").values(stored.slice(i, i + INSERT_CHUNK)).execute();
+    await changeShown(trx, stored.filter((c) => c.state === "approved").map((c) => ({ documentId: c.documentId, delta: 1 })));
+    await recordCommentEvents(trx, stored.map((comment) => ({
+      accountId: comment.accountId, documentId: comment.documentId, now: comment.createdAt,
+      body: () => {
+        const { publishComments: _, ...record } = byId.get(comment.documentId)!;
+        return commentDeliveryBody(fromRow(record), commentView({ ...comment, documentName: record.name, documentTitle: record.title }), comment.createdAt);
+      },
+    })));
+    return outcomes;
   };
 
   const waiting: Array<{ comment: NewComment; resolve(o: CommentOutcome): void; reject(err: unknown): void }> = [];
@@ -89,16 +104,12 @@ export function documentCommentsRepo(db: Kysely<Database>) {
     const batch = waiting.splice(0, MAX_BATCH);
     if (waiting.length > 0) setImmediate(() => void flush());
     try {
-      const outcomes = await db.transaction().execute(async (trx) => {
-        const out: CommentOutcome[] = [];
-        for (const item of batch) out.push(await write(trx, item.comment));
-        return out;
-      });
+      const outcomes = await db.transaction().execute((trx) => writeAll(trx, batch.map((b) => b.comment)));
       batch.forEach((item, i) => item.resolve(outcomes[i]!));
     } catch {
       // Alone, each succeeds or fails on its own account.
       for (const item of batch) {
-        await db.transaction().execute((trx) => write(trx, item.comment)).then(item.resolve, item.reject);
+        await db.transaction().execute((trx) => writeAll(trx, [item.comment])).then(([o]) => item.resolve(o!), item.reject);
       }
     }
   };

@@ -45,17 +45,21 @@ async function writeDelivery(trx: Kysely<Database>, d: { event: WebhookEvent; ac
 }
 
 /**
- * `comment.created` (decisions §16), written in the transaction that stores the comment when the
- * account's webhook wants it; `body` is made only then.
+ * `comment.created` (decisions §16) for each of these new comments whose account's webhook wants
+ * it, written in the transaction that stores them; a body is made only then. One read of the
+ * accounts' webhooks for all of them.
  */
-export async function recordCommentEvent(
+export async function recordCommentEvents(
   trx: Kysely<Database>,
-  change: { accountId: number; documentId: string; now: number },
-  body: () => Promise<string>,
+  events: ReadonlyArray<{ accountId: number; documentId: string; now: number; body: () => string }>,
 ): Promise<void> {
-  const hook = await trx.selectFrom("webhooks").select("events").where("accountId", "=", change.accountId).executeTakeFirst();
-  if (!hook || !(JSON.parse(hook.events) as string[]).includes("comment.created")) return;
-  await writeDelivery(trx, { event: "comment.created", ...change, body: await body() });
+  if (events.length === 0) return;
+  const accounts = [...new Set(events.map((e) => e.accountId))];
+  const hooks = await trx.selectFrom("webhooks").select(["accountId", "events"]).where("accountId", "in", accounts).execute();
+  const wanting = new Set(hooks.filter((h) => (JSON.parse(h.events) as string[]).includes("comment.created")).map((h) => h.accountId));
+  for (const e of events) {
+    if (wanting.has(e.accountId)) await writeDelivery(trx, { event: "comment.created", accountId: e.accountId, documentId: e.documentId, now: e.now, body: e.body() });
+  }
 }
 
 /**
