@@ -113,6 +113,15 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const rows = await server.services.store.db.selectFrom("documentRatings").selectAll().where("documentId", "=", doc.documentId).execute();
       assert.equal(rows.length, 3, "one row per reader");
       assert.ok(rows.every((r) => /^[A-Za-z0-9_-]{22}$/.test(r.readerKey)), "a reader is a key, no address or user agent");
+      // one reader's ratings sent at once: still one rating, the counts moved once each
+      const burst = await Promise.all([1, 2, 3, 4, 5, 1, 2, 3, 4, 5].map((n) => postForm(server, path, { stars: String(n) }, { json: true, userAgent: "reader-e" })));
+      assert.ok(burst.every((r) => r.status === 200));
+      const after = (await list(me, {}, "json")).docs.find((d) => d.name === "rated-doc")!;
+      assert.equal((after.ratingDist as string).split(",").map(Number).reduce((a, b) => a + b, 0), 4, "four readers, four ratings");
+      const mine = await server.services.store.db.selectFrom("documentRatings").select("stars").where("documentId", "=", doc.documentId).execute();
+      assert.equal(mine.length, 4);
+      await postForm(server, path, { stars: "2" }, { json: true, userAgent: "reader-e" });
+      assert.equal((await list(me, { responseParams: "ratingDist" }, "json")).docs.find((d) => d.ratingDist !== "0,0,0,0,0")?.ratingDist, "1,2,0,0,1");
       // a form without script gets a page; bad stars are refused
       const page = await postForm(server, path, { stars: "3" }, { userAgent: "reader-d" });
       assert.equal(page.status, 200);
