@@ -217,6 +217,18 @@ describe("comments and ratings in a real browser", { timeout: 240_000 }, () => {
     assert.equal(await page.locator(".comment").count(), 1);
   });
 
+  test("the embed rates in its frame (525 × 340), the pages still in view, and carries no comments", async () => {
+    const page = await open({ viewport: { width: 525, height: 340 }, userAgent: "embed-reader" });
+    await page.goto(`${docUrl()}/embed`);
+    assert.equal(await page.locator(".comments").count(), 0);
+    const stage = await page.locator("[data-role=stage]").boundingBox();
+    assert.ok(stage && stage.height >= 150, `the pages keep most of the frame: ${stage?.height}`);
+    await page.locator('label[for="rate-e-5"]').click();
+    await page.getByRole("button", { name: "Rate" }).click();
+    await page.locator("[data-role=rating-status]").filter({ hasText: "5 of 5" }).waitFor();
+    await shot(page, "embed-525x340");
+  });
+
   test("no console errors, nothing fetched from another host", () => {
     for (const w of watches) {
       assert.deepEqual(w.errors.filter((e) => !/status of 4\d\d/.test(e)), []);
