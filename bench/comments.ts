@@ -21,7 +21,7 @@ import { seedDoc } from "../test/helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
 
 const COMMENTS = 10_000;
-const ROUNDS = 40;
+const ROUNDS = 80;
 const CONCURRENT = 200;
 const BURSTS = 5;
 
