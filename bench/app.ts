@@ -31,6 +31,7 @@ function record(accountId: number, i: number, now: number): DocumentRecord {
     publishDate: now - i * 60_000, createdAt: now - i * 60_000, updatedAt: now - i * 60_000, tags: ["bench"], folderIds: [],
     commentsAllowed: true, ratingsAllowed: true, downloadable: false, explicit: false, infoLink: "", soundUrl: "", slurpUrl: "",
     coverWidth: 0, coverHeight: 0, errorCode: i % 50 === 0 ? 3 : 0, errorMessage: "", blobId: randomBytes(16).toString("hex"), originalSize: 1000,
+    ratingCounts: [0, 0, 0, 0, 0], commentsVersion: 0, commentsShown: 0,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { benchApi } from "./api.ts";
 import { benchApp } from "./app.ts";
+import { benchComments } from "./comments.ts";
 import { benchConvert } from "./convert.ts";
 import { benchDetect } from "./detect.ts";
 import { benchFairness } from "./fairness.ts";
@@ -21,6 +22,7 @@ import { benchStartup } from "./startup.ts";
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
   app: benchApp,
+  comments: benchComments,
   convert: benchConvert,
   detect: benchDetect,
   fairness: benchFairness,

@@ -77,6 +77,10 @@ export interface Config {
   signInFailuresPerAccount: number;
   /** Web app sign-in attempts from one address (an IPv6 /64), likewise (QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS). */
   signInAttemptsPerAddress: number;
+  /** Readers' comments from one address (an IPv6 /64), then one more every 15 minutes / this (QUIRE_COMMENTS_PER_ADDRESS). */
+  commentsPerAddress: number;
+  /** Readers' ratings from one address, likewise (QUIRE_RATINGS_PER_ADDRESS). */
+  ratingsPerAddress: number;
   /**
    * Bytes that upload files sent before their request's apiKey and signature may hold on disk
    * together (QUIRE_PREAUTH_SPOOL_BYTES), and from one client address (an IPv6 /64) together
@@ -270,6 +274,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
     signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,
     signInFailuresPerAccount: int("QUIRE_SIGNIN_FAILURES_PER_ACCOUNT", 50, 1, 100_000) ?? 50,
+    commentsPerAddress: int("QUIRE_COMMENTS_PER_ADDRESS", 5, 1, 1_000_000) ?? 5,
+    ratingsPerAddress: int("QUIRE_RATINGS_PER_ADDRESS", 30, 1, 1_000_000) ?? 30,
     preauthSpoolBytes,
     preauthSpoolBytesPerAddress,
     secretKeys,

@@ -1,6 +1,7 @@
 import type { DocumentRecord } from "./document.ts";
 import { formatDate } from "./values.ts";
 import type { Resource } from "./resource.ts";
+import { NO_RATINGS, ratingSummary } from "./comments.ts";
 
 /** The full document record as answered (interface §2.1, decisions §5), in a fixed field order. */
 export function documentView(d: DocumentRecord): Resource {
@@ -37,6 +38,9 @@ export function documentView(d: DocumentRecord): Resource {
       ["soundUrl", d.soundUrl],
       ["coverWidth", d.coverWidth],
       ["coverHeight", d.coverHeight],
+      // decisions §16; hidden (0, no counts) while ratings are turned off, shown again when on.
+      ["rating", d.ratingsAllowed ? ratingSummary(d.ratingCounts).rating : 0],
+      ["ratingDist", (d.ratingsAllowed ? d.ratingCounts : NO_RATINGS).join(",")],
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { typeClaimedByName, type OrgDocType, type RecordedDocType } from "./formats.ts";
 import { isXmlSafe } from "./values.ts";
+import { NO_RATINGS, type RatingCounts } from "./comments.ts";
 
 export type DocumentState = "P" | "A" | "F";
 export type DocumentOrigin = "apiupload" | "apislurp";
@@ -45,6 +46,12 @@ export interface DocumentRecord {
   errorMessage: string;
   blobId: string;
   originalSize: number;
+  /** Ratings of 1…5 stars (decisions §16), kept on the record so every answer carries them. */
+  ratingCounts: RatingCounts;
+  /** Moves when the approved comments under the reader change (the reader page is cached by record). */
+  commentsVersion: number;
+  /** How many approved comments it has (shown under the reader while comments are allowed). */
+  commentsShown: number;
 }
 
 /** What the caller may set at upload (the parameter table of interface §4.2, decisions §4). */
@@ -178,5 +185,8 @@ export function buildNewDocument(
     errorMessage: "",
     blobId: source.blobId,
     originalSize: source.originalSize,
+    ratingCounts: NO_RATINGS,
+    commentsVersion: 0,
+    commentsShown: 0,
   };
 }

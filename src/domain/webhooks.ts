@@ -3,11 +3,11 @@ import { classifyAddress } from "./address-policy.ts";
 import { documentView } from "./document-view.ts";
 import type { DocumentRecord } from "./document.ts";
 import { invalid } from "./errors.ts";
-import { resourceFieldsJson } from "./resource.ts";
+import { resourceFieldsJson, type Resource } from "./resource.ts";
 import { formatDate, parseHttpUrl, parseList } from "./values.ts";
 
 /** The events a webhook may ask for (decisions §12); the default is all of them. */
-export const WEBHOOK_EVENTS = ["document.active", "document.failed", "document.deleted"] as const;
+export const WEBHOOK_EVENTS = ["document.active", "document.failed", "document.deleted", "comment.created"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export function isWebhookEvent(value: string): value is WebhookEvent {
@@ -51,6 +51,11 @@ export function parseWebhookEvents(value: string | undefined): WebhookEvent[] {
 /** The body of a delivery (decisions §12), frozen when the state change is written. */
 export function deliveryBody(event: WebhookEvent, record: DocumentRecord, now: number): string {
   return JSON.stringify({ event, created: formatDate(now), document: resourceFieldsJson(documentView(record)) });
+}
+
+/** A `comment.created` delivery (decisions §16): the document as the API answers it, and the comment. */
+export function commentDeliveryBody(record: DocumentRecord, comment: Resource, now: number): string {
+  return JSON.stringify({ event: "comment.created", created: formatDate(now), document: resourceFieldsJson(documentView(record)), comment: resourceFieldsJson(comment) });
 }
 
 export function newDeliveryId(): string {

@@ -214,6 +214,16 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
         .execute();
       return accounts.map((a) => ({ ...a, activeKeys: keys.filter((k) => k.accountId === a.id).map((k) => k.apiKey) }));
     },
+
+    /** Whether the account publishes readers' comments at once, else holds them for approval (decisions §16). */
+    async publishesCommentsAtOnce(accountId: number): Promise<boolean> {
+      const row = await db.selectFrom("accounts").select("publishComments").where("id", "=", accountId).executeTakeFirst();
+      return row?.publishComments === 1;
+    },
+
+    async setPublishesCommentsAtOnce(accountId: number, atOnce: boolean): Promise<void> {
+      await db.updateTable("accounts").set({ publishComments: atOnce ? 1 : 0 }).where("id", "=", accountId).execute();
+    },
   };
 }
 

@@ -16,13 +16,16 @@ export function toRow(d: DocumentRecord): Row {
     ratingsAllowed: d.ratingsAllowed ? 1 : 0, downloadable: d.downloadable ? 1 : 0, explicit: d.explicit ? 1 : 0,
     infoLink: d.infoLink, soundUrl: d.soundUrl, slurpUrl: d.slurpUrl, coverWidth: d.coverWidth,
     coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
-    originalSize: d.originalSize,
+    originalSize: d.originalSize, stars1: d.ratingCounts[0], stars2: d.ratingCounts[1], stars3: d.ratingCounts[2],
+    stars4: d.ratingCounts[3], stars5: d.ratingCounts[4], commentsVersion: d.commentsVersion, commentsShown: d.commentsShown,
   };
 }
 
-export function fromRow(r: Row & { username: string }): DocumentRecord {
+export function fromRow(row: Row & { username: string }): DocumentRecord {
+  const { stars1, stars2, stars3, stars4, stars5, ...r } = row;
   return {
     ...r,
+    ratingCounts: [stars1, stars2, stars3, stars4, stars5],
     nameGiven: r.nameGiven === 1,
     descriptionGiven: r.descriptionGiven === 1,
     tags: JSON.parse(r.tags) as string[],

@@ -312,6 +312,63 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await dialect.search.upgrade(db);
       },
     },
+    "0013_statistics": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Readership statistics (decisions §15). A returning reader is recognised within a day by a
+        // hash under that day's salt (src/domain/reader-identity.ts): one row per UTC day, deleted
+        // once the day is over, so no key can be recomputed from an address afterwards.
+        await db.schema
+          .createTable("daily_salts")
+          .addColumn("day", "text", (c) => c.primaryKey())
+          .addColumn("salt", "text", (c) => c.notNull())
+          .execute();
+      },
+    },
+    "0014_comments_ratings": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // decisions §16: ratings and comments (src/store/document-ratings.ts, document-comments.ts).
+        // A document's rating counts live on its row, so every document answer reads them with the
+        // record and a new rating moves the account's documents_version (cached lists stay true);
+        // comments_version moves whenever the approved comments a reader sees change (the reader
+        // page's cache key holds the record).
+        for (const n of [1, 2, 3, 4, 5]) {
+          await db.schema.alterTable("documents").addColumn(`stars${n}`, "integer", (c) => c.notNull().defaultTo(0)).execute();
+        }
+        await db.schema.alterTable("documents").addColumn("comments_version", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        // How many are approved: the reader shows the figure without counting 10,000 rows.
+        await db.schema.alterTable("documents").addColumn("comments_shown", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        // The account's choice: new comments published at once (1) or held for approval (0, the default).
+        await db.schema.alterTable("accounts").addColumn("publish_comments", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        // One row per reader, document and UTC day: the reader is the daily-salted key of §15.
+        await db.schema
+          .createTable("document_ratings")
+          .addColumn("document_id", "text", (c) => c.notNull().references("documents.document_id").onDelete("cascade"))
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("reader_key", "text", (c) => c.notNull())
+          .addColumn("stars", "integer", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("document_ratings_pk", ["document_id", "day", "reader_key"])
+          .execute();
+        await db.schema
+          .createTable("document_comments")
+          .addColumn("comment_id", "text", (c) => c.primaryKey())
+          .addColumn("document_id", "text", (c) => c.notNull().references("documents.document_id").onDelete("cascade"))
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("author", "text", (c) => c.notNull())
+          .addColumn("body", "text", (c) => c.notNull())
+          .addColumn("state", "text", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        // Under the reader: a document's approved ones, newest first, a page at a time. In the app
+        // and svc.document_comments.list: an account's (or a document's) by state and time.
+        await db.schema.createIndex("document_comments_document").on("document_comments").columns(["document_id", "state", "created_at", "comment_id"]).execute();
+        await db.schema.createIndex("document_comments_account").on("document_comments").columns(["account_id", "state", "created_at", "comment_id"]).execute();
+      },
+    },
   };
 }
 

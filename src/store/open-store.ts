@@ -5,8 +5,11 @@ import { accountsRepo } from "./accounts.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
+import { dailySaltsRepo } from "./daily-salts.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
+import { documentCommentsRepo } from "./document-comments.ts";
+import { documentRatingsRepo } from "./document-ratings.ts";
 import { embedsRepo } from "./embeds.ts";
 import { foldersRepo } from "./folders.ts";
 import { jobsRepo } from "./jobs.ts";
@@ -45,6 +48,11 @@ export interface Store {
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
   /** Whether an error is the database being unusable for now (see StoreDialect.isUnavailable). */
   isUnavailable(err: unknown): boolean;
+  /** Readers' comments and ratings (decisions §16, migration 0014). */
+  readonly comments: ReturnType<typeof documentCommentsRepo>;
+  readonly ratings: ReturnType<typeof documentRatingsRepo>;
+  /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
+  readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -110,6 +118,9 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
     isUnavailable: (err) => dialect.isUnavailable(err),
+    comments: documentCommentsRepo(db),
+    ratings: documentRatingsRepo(db),
+    dailySalts: dailySaltsRepo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -12,6 +12,8 @@ export interface AccountsTable {
   documentsVersion: ColumnType<number, never, never>;
   /** scrypt hash of the web app's password (migration 0006); null: the account cannot sign in to the app. */
   passwordHash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1: new comments are published at once; 0: held for the publisher's approval (migration 0014). */
+  publishComments: ColumnType<number, number | undefined, number>;
 }
 
 export interface AppSessionsTable {
@@ -76,6 +78,16 @@ export interface DocumentsTable {
   errorMessage: string;
   blobId: string;
   originalSize: number;
+  /** How many ratings of 1…5 stars the document has (migration 0014); written by document-ratings.ts only. */
+  stars1: number;
+  stars2: number;
+  stars3: number;
+  stars4: number;
+  stars5: number;
+  /** Moves whenever the approved comments a reader sees change (migration 0014). */
+  commentsVersion: number;
+  /** How many of its comments are approved (migration 0014): the reader's count without counting rows. */
+  commentsShown: number;
 }
 
 export interface FoldersTable {
@@ -190,6 +202,38 @@ export interface PageRangesTable {
   done: number;
 }
 
+/** The salt of reader recognition for one UTC day (migration 0013): deleted once the day is over. */
+export interface DailySaltsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  salt: string;
+}
+
+/** One reader's rating of a document on one UTC day (decisions §15, §16; migration 0014). */
+export interface DocumentRatingsTable {
+  documentId: string;
+  day: string;
+  /** The daily-salted reader key (src/domain/reader-identity.ts): no address or user agent is stored. */
+  readerKey: string;
+  stars: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A reader's comment (decisions §16; migration 0014). */
+export interface DocumentCommentsTable {
+  commentId: string;
+  documentId: string;
+  accountId: number;
+  /** The display name the reader gave, plain text. */
+  author: string;
+  /** Plain text, at most 2,000 characters. */
+  body: string;
+  state: "pending" | "approved" | "hidden";
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -205,4 +249,7 @@ export interface Database {
   pageRanges: PageRangesTable;
   appSessions: AppSessionsTable;
   appSecrets: AppSecretsTable;
+  documentRatings: DocumentRatingsTable;
+  documentComments: DocumentCommentsTable;
+  dailySalts: DailySaltsTable;
 }

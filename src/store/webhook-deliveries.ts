@@ -27,15 +27,38 @@ export async function recordDocumentEvent(
   const hook = await trx.selectFrom("webhooks").select("events").where("accountId", "=", change.accountId).executeTakeFirst();
   if (!hook || !(JSON.parse(hook.events) as string[]).includes(change.event)) return;
   for (const record of await load()) {
-    await trx
-      .insertInto("webhookDeliveries")
-      .values({
-        deliveryId: newDeliveryId(), accountId: change.accountId, documentId: record.documentId, event: change.event,
-        body: deliveryBody(change.event, record, change.now), status: "pending", attempts: 0, nextAttemptAt: change.now,
-        leaseOwner: null, leaseUntil: null, lastError: "", createdAt: change.now, deliveredAt: null, updatedAt: change.now,
-      })
-      .execute();
-    await ensureDeliveryJob(trx, record.documentId, change.accountId, change.now, change.now);
+    await writeDelivery(trx, { ...change, documentId: record.documentId, body: deliveryBody(change.event, record, change.now) });
+  }
+}
+
+/** One delivery and the job that makes it, in the caller's transaction. */
+async function writeDelivery(trx: Kysely<Database>, d: { event: WebhookEvent; accountId: number; documentId: string; body: string; now: number }): Promise<void> {
+  await trx
+    .insertInto("webhookDeliveries")
+    .values({
+      deliveryId: newDeliveryId(), accountId: d.accountId, documentId: d.documentId, event: d.event,
+      body: d.body, status: "pending", attempts: 0, nextAttemptAt: d.now,
+      leaseOwner: null, leaseUntil: null, lastError: "", createdAt: d.now, deliveredAt: null, updatedAt: d.now,
+    })
+    .execute();
+  await ensureDeliveryJob(trx, d.documentId, d.accountId, d.now, d.now);
+}
+
+/**
+ * `comment.created` (decisions §16) for each of these new comments whose account's webhook wants
+ * it, written in the transaction that stores them; a body is made only then. One read of the
+ * accounts' webhooks for all of them.
+ */
+export async function recordCommentEvents(
+  trx: Kysely<Database>,
+  events: ReadonlyArray<{ accountId: number; documentId: string; now: number; body: () => string }>,
+): Promise<void> {
+  if (events.length === 0) return;
+  const accounts = [...new Set(events.map((e) => e.accountId))];
+  const hooks = await trx.selectFrom("webhooks").select(["accountId", "events"]).where("accountId", "in", accounts).execute();
+  const wanting = new Set(hooks.filter((h) => (JSON.parse(h.events) as string[]).includes("comment.created")).map((h) => h.accountId));
+  for (const e of events) {
+    if (wanting.has(e.accountId)) await writeDelivery(trx, { event: "comment.created", accountId: e.accountId, documentId: e.documentId, now: e.now, body: e.body() });
   }
 }
 

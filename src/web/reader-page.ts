@@ -26,6 +26,8 @@ export interface ReaderView {
   consented: boolean;
   /** This page's address with the confirmation added. */
   consentHref: string;
+  /** Ratings and comments under the pages (reader-comments.ts), shown with the document. */
+  feedback?: Html;
 }
 
 const READ_WIDTH = PAGE_WIDTHS.read;
@@ -138,7 +140,8 @@ export function readerPage(v: ReaderView): Html {
 ${toolbar(v)}
 <div class="stage" data-role="stage" tabindex="0" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
 ${thumbs(v)}
-</div>`;
+</div>
+${(!v.doc.explicit || v.consented) && v.feedback}`;
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
     v.assets,

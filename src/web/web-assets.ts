@@ -18,6 +18,9 @@ const SOURCES = [
   // Loaded only by the app's upload and sharing pages (progress bars, live embed preview).
   { name: "app-upload", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "app-share", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  // Ratings and comments under the reader (src/web/reader-comments.ts), loaded by that section only.
+  { name: "reader-feedback", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "reader-feedback", ext: "css", contentType: "text/css; charset=utf-8" },
 ] as const;
 
 /** An inline script of Quire's own, allowed by the hash of its exact text (the CSP's 'sha256-…'). */
@@ -36,6 +39,8 @@ export interface WebAssets {
   appCss: Asset;
   appUploadJs: Asset;
   appShareJs: Asset;
+  feedbackJs: Asset;
+  feedbackCss: Asset;
   /** By URL path, for the asset route. */
   byPath: Map<string, Asset>;
 }
@@ -54,15 +59,20 @@ export function loadWebAssets(): WebAssets {
     return asset;
   });
   const readerJs = loaded[0]!;
-  return { readerJs, readerLoader: loaderOf(readerJs), readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
+  const feedbackJs = loaded[7]!;
+  return {
+    readerJs, feedbackJs, readerLoader: loaderOf([readerJs, feedbackJs]), readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!,
+    appUploadJs: loaded[5]!, appShareJs: loaded[6]!, feedbackCss: loaded[8]!, byPath,
+  };
 }
 
 /**
- * A fixed inline script that adds `asset` to the page: allowed by its hash, it makes a page whose
- * bytes are the same for every reader (cached, ETag'd) run our script and nothing else. The address
- * is written into the script itself, never read from the page, so no markup can redirect it.
+ * A fixed inline script that adds the public pages' scripts (each does nothing on a page without
+ * its part): allowed by its hash, it makes a page whose bytes are the same for every reader
+ * (cached, ETag'd) run our scripts and nothing else. The addresses are written into the script
+ * itself, never read from the page, so no markup can redirect them.
  */
-function loaderOf(asset: Asset): InlineScript {
-  const text = `(()=>{const s=document.createElement("script");s.src=${JSON.stringify(asset.url)};document.body.appendChild(s)})()`;
+function loaderOf(assets: readonly Asset[]): InlineScript {
+  const text = `(()=>{for(const u of ${JSON.stringify(assets.map((a) => a.url))}){const s=document.createElement("script");s.src=u;s.async=false;document.body.appendChild(s)}})()`;
   return { text, hash: `sha256-${createHash("sha256").update(text).digest("base64")}` };
 }

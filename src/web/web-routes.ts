@@ -12,6 +12,8 @@ import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
+import { readerFeedback, COMMENTS_PAGE_SIZE } from "./reader-comments.ts";
+import { registerReaderFeedbackRoutes } from "./reader-feedback-routes.ts";
 import { publicSearch, registerSearchRoutes, searchQueryOf } from "./search-routes.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
@@ -118,6 +120,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
     registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound });
+    await registerReaderFeedbackRoutes(web, { config: deps.config, store: deps.store, assets, findDoc, notFound });
 
     web.get("/robots.txt", async (req, reply) => {
       // A sitemap is named only where its absolute address is known (it is 404 otherwise).
@@ -185,6 +188,11 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
           hits: query.trim() ? searchPages(text, query) : undefined,
           consented,
           consentHref: `?${params.toString()}`,
+          // The record (in the key) carries the ratings and the comments' version: a change builds it again.
+          feedback: readerFeedback(doc, assets, {
+            embed,
+            comments: !embed && doc.commentsAllowed ? await deps.store.comments.approvedPage(doc.documentId, 0, COMMENTS_PAGE_SIZE) : undefined,
+          }),
         }).value;
       };
       // A search is one reader's: built and compressed for it, not kept in place of the pages everyone reads.

@@ -105,6 +105,7 @@ describe("answer shape", () => {
         "username", "name", "documentId", "revisionId", "publicationId", "title", "access", "state", "errorCode", "errorMessage",
         "category", "type", "orgDocType", "orgDocName", "origin", "language", "pageCount", "publishDate", "description", "tags",
         "folders", "ep", "commentsAllowed", "ratingsAllowed", "downloadable", "explicit", "infoLink", "soundUrl", "coverWidth", "coverHeight",
+        "rating", "ratingDist",
       ].filter((k) => format === "json" || !["tags", "folders"].includes(k)).concat(format === "xml" ? ["tags", "folders"] : []));
       if (format === "json") {
         assert.equal(typeof first.pageCount, "number");

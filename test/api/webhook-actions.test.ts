@@ -42,7 +42,7 @@ describe("webhook operations", () => {
 
     const again = hookOf(await json(me, "webhook.set", { url: "https://other.example.org/h" }));
     assert.equal(again?.secret, set?.secret, "changing the address keeps the secret");
-    assert.deepEqual(again?.events, ["document.active", "document.failed", "document.deleted"], "events default to all");
+    assert.deepEqual(again?.events, ["document.active", "document.failed", "document.deleted", "comment.created"], "events default to all");
 
     const rotated = hookOf(await json(me, "webhook.rotate_secret"));
     assert.match(rotated?.secret ?? "", /^[a-z0-9]{32}$/);
@@ -119,7 +119,7 @@ describe("webhook operations", () => {
     assert.equal(parseWebhookUrl("http://127.0.0.1:9/hook", true), "http://127.0.0.1:9/hook");
     assert.throws(() => parseWebhookUrl("http://127.0.0.1:9/hook", false));
     assert.equal(parseWebhookUrl("https://localhost/hook", false), "https://localhost/hook", "a name is resolved at delivery, not here");
-    assert.deepEqual(parseWebhookEvents(" , "), ["document.active", "document.failed", "document.deleted"]);
+    assert.deepEqual(parseWebhookEvents(" , "), ["document.active", "document.failed", "document.deleted", "comment.created"]);
   });
 
   test("the retry settings: 24 hours by default, schedules in ms/s/m/h, bad values reported", () => {

@@ -64,7 +64,7 @@ describe("webhook deliveries", { timeout: 120_000 }, () => {
     });
     client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
     const hook = unwrap(await client.call("webhook.set", { url: receiver.url })).webhook as { secret: string; events: string[] };
-    assert.deepEqual(hook.events, ["document.active", "document.failed", "document.deleted"], "all events by default");
+    assert.deepEqual(hook.events, ["document.active", "document.failed", "document.deleted", "comment.created"], "all events by default");
     secret = hook.secret;
   });
   after(async () => {

@@ -1,5 +1,8 @@
 import type { ActionHandler } from "./action.ts";
 import { DOCUMENT_ACTIONS } from "./document-actions.ts";
+import { documentCommentDelete } from "./document-comment-delete.ts";
+import { documentCommentUpdate } from "./document-comment-update.ts";
+import { documentCommentsList } from "./document-comments-list.ts";
 import { documentUpload } from "./document-upload.ts";
 import { documentUrlUpload } from "./document-url-upload.ts";
 import { EMBED_ACTIONS } from "./embed-actions.ts";
@@ -14,6 +17,9 @@ export const ACTIONS: ReadonlyMap<string, ActionHandler> = new Map([
   ...FOLDER_ACTIONS,
   ...EMBED_ACTIONS,
   ...WEBHOOK_ACTIONS,
+  ["document_comments.list", documentCommentsList],
+  ["document_comment.update", documentCommentUpdate],
+  ["document_comment.delete", documentCommentDelete],
 ]);
 
 /**

@@ -5,7 +5,7 @@ import { scriptNonce, setPageHeaders } from "../web-headers.ts";
 import type { AppContext, SignedInAccount } from "./app-context.ts";
 
 /** The sections of the header's navigation. */
-export type AppSection = "documents" | "upload" | "folders" | "keys";
+export type AppSection = "documents" | "upload" | "folders" | "keys" | "comments";
 
 export const APP_BASE = "/app";
 
@@ -14,6 +14,7 @@ const NAV: ReadonlyArray<{ section: AppSection; label: string; href: string }> =
   { section: "upload", label: "Upload", href: `${APP_BASE}/upload` },
   { section: "folders", label: "Folders", href: `${APP_BASE}/folders` },
   { section: "keys", label: "Keys", href: `${APP_BASE}/keys` },
+  { section: "comments", label: "Comments", href: `${APP_BASE}/comments` },
 ];
 
 export interface AppPageMeta {
@@ -32,7 +33,12 @@ export interface AppPageMeta {
   preSession?: boolean;
   /** This answer's script nonce (sendAppPage makes one per answer). */
   nonce: string;
+  /** Readers' comments waiting for approval (src/web/app/comments-page.ts), shown beside "Comments". */
+  pendingComments?: number;
 }
+
+const pendingBadge = (n: number | undefined) =>
+  n !== undefined && n > 0 && html` <span class="badge">${n}<span class="sr-only"> waiting for approval</span></span>`;
 
 /** The hidden field that carries the CSRF token in a form (the app's check reads `_csrf`). */
 export function csrfField(token: string): Html {
@@ -45,7 +51,7 @@ function header(meta: AppPageMeta): Html {
 <a class="app-brand" href="${APP_BASE}/documents">Quire</a>
 <nav class="app-nav" aria-label="Main">
 <ul>
-${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html` aria-current="page"` : ""}>${n.label}</a></li>`)}
+${NAV.map((n) => html`<li><a href="${n.href}"${n.section === meta.section ? html` aria-current="page"` : ""}>${n.label}${n.section === "comments" && pendingBadge(meta.pendingComments)}</a></li>`)}
 </ul>
 </nav>
 <form class="app-signout" method="post" action="${APP_BASE}/sign-out">${csrfField(meta.csrf)}
@@ -100,7 +106,7 @@ export function sendAppPage(
   ctx: AppContext,
   req: FastifyRequest,
   reply: FastifyReply,
-  meta: Omit<AppPageMeta, "csrf" | "account" | "nonce">,
+  meta: Omit<AppPageMeta, "csrf" | "account" | "nonce" | "pendingComments">,
   body: (csrf: string) => Html,
   status = 200,
 ) {
@@ -109,6 +115,6 @@ export function sendAppPage(
   const csrf = req.appAccount || meta.preSession ? reply.generateCsrf() : "";
   const nonce = scriptNonce();
   setAppHeaders(reply, nonce, meta.framesSelf ?? false);
-  const page = appLayout(ctx, { ...meta, csrf, nonce, ...(req.appAccount ? { account: req.appAccount } : {}) }, body(csrf));
+  const page = appLayout(ctx, { ...meta, csrf, nonce, ...(req.appAccount ? { account: req.appAccount, pendingComments: req.appPendingComments } : {}) }, body(csrf));
   return reply.code(status).type("text/html; charset=utf-8").send(page.value);
 }

@@ -10,6 +10,7 @@ import type { AppContext } from "./app-context.ts";
 import { describeFailure } from "./app-errors.ts";
 import { APP_BASE, sendAppPage } from "./app-layout.ts";
 import { SIGNED_IN_PAGES } from "./app-routes.ts";
+import { countPendingComments } from "./comments-page.ts";
 import { guardSession, registerSignIn, SESSION_COOKIE } from "./sign-in-page.ts";
 import { SESSION_LIFETIME_MS, StoredSessions } from "./session-store.ts";
 
@@ -111,6 +112,7 @@ export async function registerAppRoutes(app: FastifyInstance, deps: Omit<AppCont
       // Everything else is for a signed-in account only.
       await scope.register(async (signedIn) => {
         signedIn.addHook("preHandler", guardSession(ctx));
+        signedIn.addHook("preHandler", countPendingComments(ctx));
         signedIn.get("/", async (_req, reply) => reply.redirect(`${APP_BASE}/documents`, 303));
         for (const register of SIGNED_IN_PAGES) await register(signedIn, ctx);
       });
