@@ -17,7 +17,6 @@ import { jobMetricsHook } from "./ops/job-metrics.ts";
 import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
 import { startOpsServer } from "./ops/ops-server.ts";
 import type { Services } from "./services.ts";
-import { queuedJobsNotifier } from "./store/job-wakeups.ts";
 
 /**
  * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
@@ -132,7 +131,7 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
     heartbeatMs: timings.heartbeatMs ?? Math.max(500, Math.floor(config.jobLeaseMs / 4)),
     pollMs: timings.pollMs,
     // Opened by the worker and closed by its stop, whoever stops it.
-    watchQueuedJobs: (onQueued) => queuedJobsNotifier(config.databaseUrl, log).watchQueuedJobs(onQueued),
+    watchQueuedJobs: (onQueued) => services.store.watchQueuedJobs(onQueued, log),
     jobTimeoutMs: config.jobTimeoutMs,
     maxAttempts: config.maxAttempts,
     retryBaseMs: timings.retryBaseMs,

@@ -28,7 +28,7 @@ export interface WorkerOptions {
   /** The longest an idle slot waits before it looks for work again, woken or not. */
   pollMs: number;
   /**
-   * Hears of jobs queued by any process (src/store/job-wakeups.ts), so an idle slot claims at
+   * Hears of jobs queued by any process (the store's dialect: src/store/dialects/*-job-wakeups.ts), so an idle slot claims at
    * once instead of at its next poll; resolves with how to stop hearing. Polling stays the safety
    * net: jobs due later (retries) and wake-ups that never came are found by it.
    */

@@ -5,7 +5,7 @@ import { accountsRepo } from "./accounts.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
-import type { StoreDialect } from "./dialects/dialect.ts";
+import type { StoreDialect, WakeupLog } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
 import { embedsRepo } from "./embeds.ts";
 import { foldersRepo } from "./folders.ts";
@@ -45,6 +45,11 @@ export interface Store {
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
   /** Whether an error is the database being unusable for now (see StoreDialect.isUnavailable). */
   isUnavailable(err: unknown): boolean;
+  /**
+   * Hears of jobs queued by any process, through the dialect (PostgreSQL LISTEN, SQLite's file
+   * changes), so idle workers claim them at once; resolves with the function that stops it.
+   */
+  watchQueuedJobs(onQueued: () => void, log?: WakeupLog): Promise<() => Promise<void>>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -110,6 +115,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
     isUnavailable: (err) => dialect.isUnavailable(err),
+    watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };
