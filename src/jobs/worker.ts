@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { JobFailure } from "../domain/job-failure.ts";
+import type { JobKind } from "../domain/job-kinds.ts";
 import type { Job, JobsRepo } from "../store/jobs.ts";
 import { backoffDelay } from "./backoff.ts";
 import { checkRegistry, type JobRegistry } from "./job-registry.ts";
@@ -59,7 +60,7 @@ export interface RunningWorker {
  */
 export function startWorker(opts: WorkerOptions): RunningWorker {
   checkRegistry(opts.registry);
-  const kinds = [...opts.registry.keys()];
+  const kinds = Object.keys(opts.registry) as JobKind[];
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const now = opts.now ?? Date.now;
   const stopping = new AbortController();
@@ -87,7 +88,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
   };
 
   const runOne = async (job: Job): Promise<void> => {
-    const handler = opts.registry.get(job.kind);
+    const handler = Object.hasOwn(opts.registry, job.kind) ? opts.registry[job.kind] : undefined;
     if (!handler) {
       // Never claimed (claimNext takes only the registry's kinds); ended rather than left to its lease if it were.
       await opts.jobs.finish(job.id, owner, now(), { state: "failed", error: `no handler for job kind ${job.kind}` });
