@@ -170,7 +170,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metr
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();
-  const sweeper = setInterval(sweepOnce, 60_000);
+  const sweeper = setInterval(() => void sweepOnce(), 60_000);
   // Never shorter than one conversion may run: its scratch folder and blobs are in use until then.
   const orphanGraceMs = Math.max(config.orphanGraceMs, config.jobTimeoutMs);
   const orphanSweepOnce = () =>
@@ -179,7 +179,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metr
     );
   void orphanSweepOnce();
   // Crashes are rare and the grace period long: a few passes per grace period are plenty.
-  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(orphanGraceMs / 4, 15 * 60_000));
+  const orphanSweeper = setInterval(() => void orphanSweepOnce(), Math.min(orphanGraceMs / 4, 15 * 60_000));
   return async () => {
     clearInterval(sweeper);
     clearInterval(orphanSweeper);
