@@ -15,7 +15,7 @@ import sharp from "sharp";
 import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
 import { ocrPage } from "../src/convert/ocr.ts";
 import { imageFramesForOcr, renderPdfPageForOcr, type OcrImage, type RawPixels } from "../src/convert/ocr-image.ts";
-import { DEFAULT_OCR_LANGUAGES, ocrLanguages } from "../src/convert/ocr-languages.ts";
+import { DEFAULT_OCR_LANGUAGES, ocrLanguages } from "../src/domain/ocr-languages.ts";
 import { needsOcr } from "../src/convert/ocr-needed.ts";
 import { installedLanguages } from "../src/convert/ocr-tesseract.ts";
 import { inspectPdf } from "../src/convert/pdf-inspect.ts";

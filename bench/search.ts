@@ -180,7 +180,7 @@ async function convertOnce(): Promise<{ ms: number; pageTexts: string[] }> {
     await services.store.documents.insertWithJob(doc, "convert-document");
     await mkdir(config.tmpDir, { recursive: true });
     const office = new OfficeConverter({ slots: 1, timeoutMs: 20_000, workDir: join(dir, "office") });
-    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS }).get("convert-document")!;
+    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS })["convert-document"];
     const t = performance.now();
     const outcome = await handler.run({ job: { documentId: doc.documentId } as Job, signal: new AbortController().signal });
     const ms = performance.now() - t;

@@ -1064,14 +1064,14 @@ const onSignal = async () => {
   await unmountAll();
   process.exit(130);
 };
-process.once("SIGINT", onSignal);
-process.once("SIGTERM", onSignal);
+process.once("SIGINT", () => void onSignal());
+process.once("SIGTERM", () => void onSignal());
 // Mounts must never outlive the check, whatever goes wrong.
-process.once("uncaughtException", async (err: Error) => {
+process.once("uncaughtException", (err: Error) => {
   process.stderr.write(`${err?.stack ?? String(err)}\n`);
-  await killProcessesUnder(WORK);
-  await unmountAll();
-  process.exit(1);
+  void killProcessesUnder(WORK)
+    .then(() => unmountAll())
+    .finally(() => process.exit(1));
 });
 
 try {

@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseSecretKeys } from "./domain/secret-box.ts";
-import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./convert/ocr-languages.ts";
+import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./domain/ocr-languages.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
 export interface Config {

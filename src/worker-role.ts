@@ -5,22 +5,23 @@ import type { FetchOptions } from "./convert/fetch-url.ts";
 import { configureStallWindow } from "./convert/cpu-watch.ts";
 import { OfficeConverter } from "./convert/office-to-pdf.ts";
 import { PAGE_WIDTHS } from "./domain/page-images.ts";
-import { conversionHandlers } from "./jobs/conversion-handlers.ts";
-import { CONVERT_DOCUMENT } from "./jobs/convert-document.ts";
-import { indexTextHandler, INDEX_TEXT } from "./jobs/index-text.ts";
-import type { JobRegistry } from "./jobs/job-registry.ts";
+import { CONVERT_DOCUMENT, type JobKind } from "./domain/job-kinds.ts";
+import type { ConvertDeps } from "./jobs/conversion-steps.ts";
+import { convertDocumentHandler } from "./jobs/convert-document.ts";
+import { convertPagesHandler } from "./jobs/convert-pages.ts";
+import { indexTextHandler } from "./jobs/index-text.ts";
+import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
-import { sweepWebhookDeliveries, webhookDeliveryHandler, webhookDeliverySettings, WEBHOOK_DELIVERY } from "./jobs/webhook-delivery.ts";
+import { sweepWebhookDeliveries, webhookDeliveryHandler, webhookDeliverySettings } from "./jobs/webhook-delivery.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { officeCheck } from "./ops/converter-check.ts";
 import { diskCheck } from "./ops/disk-check.ts";
 import type { ReadinessCheck } from "./ops/health.ts";
 import { jobMetricsHook } from "./ops/job-metrics.ts";
-import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
+import { createMetrics, registerQueueGauges, type Metrics } from "./ops/metrics.ts";
 import { startOpsServer } from "./ops/ops-server.ts";
 import type { Services } from "./services.ts";
-import { queuedJobsNotifier } from "./store/job-wakeups.ts";
 
 /**
  * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
@@ -83,11 +84,14 @@ export interface RunningWorkerRole {
   opsPort?: number;
 }
 
-/** One handler for every job kind of src/domain/job-kinds.ts (startWorker refuses to start otherwise). */
+/**
+ * The one place job kinds meet their handlers: one entry per kind of src/domain/job-kinds.ts, which
+ * the compiler checks (a kind without a handler, or a handler for no kind, does not build).
+ */
 export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" | "log" | "timings" | "fetch"> & { office: OfficeConverter }): JobRegistry {
   const { config, services } = opts;
   const timings = opts.timings ?? PRODUCTION_TIMINGS;
-  const registry = conversionHandlers({
+  const convert: ConvertDeps = {
     store: services.store,
     blobs: services.blobs,
     office: opts.office,
@@ -109,10 +113,14 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
     renderProcesses: config.renderProcesses,
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
-  });
-  registry.set(WEBHOOK_DELIVERY, webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }));
-  registry.set(INDEX_TEXT, indexTextHandler({ store: services.store, blobs: services.blobs }));
-  return registry;
+  };
+  return {
+    // A document's conversion, and the page ranges a long one is split into (any worker may take any range).
+    "convert-document": convertDocumentHandler(convert),
+    "convert-pages": convertPagesHandler(convert),
+    "webhook-delivery": webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }),
+    "index-text": indexTextHandler({ store: services.store, blobs: services.blobs }),
+  } satisfies Record<JobKind, JobHandler>;
 }
 
 /** LibreOffice, the job loop with its metrics, the sweeps and the ops port, as the configuration says. */
@@ -141,7 +149,7 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
     heartbeatMs: timings.heartbeatMs ?? Math.max(500, Math.floor(config.jobLeaseMs / 4)),
     pollMs: timings.pollMs,
     // Opened by the worker and closed by its stop, whoever stops it.
-    watchQueuedJobs: (onQueued) => queuedJobsNotifier(config.databaseUrl, log).watchQueuedJobs(onQueued),
+    watchQueuedJobs: (onQueued) => services.store.watchQueuedJobs(onQueued, log),
     jobTimeoutMs: config.jobTimeoutMs,
     maxAttempts: config.maxAttempts,
     diskWait: { retryMs: timings.diskFullRetryMs ?? 60_000, forMs: config.diskFullWaitMs },
@@ -151,7 +159,7 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
     onRunEnd: jobMetricsHook(metrics, async (id) => (await services.store.documents.getForConversion(id))?.orgDocType),
   });
   started(() => worker.stop());
-  if (opts.sweeps !== false) started(startSweeps(opts));
+  if (opts.sweeps !== false) started(startSweeps(opts, metrics));
 
   let opsPort: number | undefined;
   if (config.metricsPort !== undefined) {
@@ -165,14 +173,15 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
 }
 
 /** Overdue documents failed, orphan blobs removed: once now, then periodically; answers how to stop them. */
-function startSweeps({ config, services, log }: WorkerRoleOptions): () => Promise<void> {
+function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metrics): () => Promise<void> {
+  const onUnknownKind = () => metrics.jobsFinished.inc({ outcome: "unknown_kind" });
   const sweepOnce = () =>
     Promise.all([
-      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs }),
+      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();
-  const sweeper = setInterval(sweepOnce, 60_000);
+  const sweeper = setInterval(() => void sweepOnce(), 60_000);
   // Never shorter than one conversion may run: its scratch folder and blobs are in use until then.
   const orphanGraceMs = Math.max(config.orphanGraceMs, config.jobTimeoutMs);
   const orphanSweepOnce = () =>
@@ -181,7 +190,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions): () => Promis
     );
   void orphanSweepOnce();
   // Crashes are rare and the grace period long: a few passes per grace period are plenty.
-  const orphanSweeper = setInterval(orphanSweepOnce, Math.min(orphanGraceMs / 4, 15 * 60_000));
+  const orphanSweeper = setInterval(() => void orphanSweepOnce(), Math.min(orphanGraceMs / 4, 15 * 60_000));
   return async () => {
     clearInterval(sweeper);
     clearInterval(orphanSweeper);

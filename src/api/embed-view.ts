@@ -21,4 +21,4 @@ export function embedView(e: EmbedRecord): Resource {
 /** The field names of a `documentEmbed`, for `responseParams`. */
 export const EMBED_FIELDS = ["id", "dataConfigId", "documentId", "readerStartPage", "width", "height", "created"] as const;
 
-export { embedHtml, escapeHtml } from "../domain/embeds.ts";
+export { embedHtml } from "../domain/embeds.ts";

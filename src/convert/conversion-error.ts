@@ -1,8 +1,5 @@
 import type { CpuUsage } from "./cpu-watch.ts";
-import { FAILURE_CODES, JobFailure, type FailureKind, type JobFailureOptions } from "../domain/job-failure.ts";
-
-/** The failure codes of decisions §6, under the name the converters have always used. */
-export const CONVERSION_ERROR_CODES = FAILURE_CODES;
+import { JobFailure, type FailureKind, type JobFailureOptions } from "../domain/job-failure.ts";
 
 export type ConversionErrorKind = FailureKind;
 

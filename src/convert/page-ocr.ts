@@ -5,7 +5,7 @@
  */
 import type { PageSize } from "./pdf-inspect.ts";
 import { ocrPdfPages, unturnWords } from "./ocr.ts";
-import { ocrLanguages } from "./ocr-languages.ts";
+import { ocrLanguages } from "../domain/ocr-languages.ts";
 import { needsOcr, textLayerVerdict } from "./ocr-needed.ts";
 import { installedLanguages } from "./ocr-tesseract.ts";
 import type { PageText } from "./pdf-text.ts";

@@ -1,6 +1,7 @@
 import type { DocumentRecord } from "./document.ts";
 import { wholeNumber, type ParamGetter } from "./document-options.ts";
 import { invalid, missing, QuireError } from "./errors.ts";
+import { escapeText } from "./escape-text.ts";
 
 /** Pixel sizes beyond this are refused (201): no page embeds a reader larger than that. */
 export const MAX_EMBED_PIXELS = 10_000;
@@ -48,13 +49,6 @@ export function assertStartPageExists(doc: Pick<DocumentRecord, "pageCount">, pa
   if (page > doc.pageCount) throw new QuireError("311");
 }
 
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/** Escapes text for an HTML attribute value in double quotes (and for text content). */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
 /**
  * The embed code (`svc.document_embed.get_html_code`, and the app's sharing page): an iframe of
  * the reader's embed page `/<username>/docs/<name>/embed?embed=<id>&page=<readerStartPage>` at the
@@ -71,5 +65,5 @@ export function embedHtml(e: EmbedShape, doc: { username: string; name: string; 
     ["title", doc.title],
     ["style", "border:0"],
   ];
-  return `<iframe ${attrs.map(([k, v]) => `${k}="${escapeHtml(v)}"`).join(" ")} allowfullscreen></iframe>`;
+  return `<iframe ${attrs.map(([k, v]) => `${k}="${escapeText(v)}"`).join(" ")} allowfullscreen></iframe>`;
 }

@@ -26,10 +26,6 @@ export const INDEX_TEXT: JobKind = "index-text";
 /** Renders, extracts and OCRs one page range of a split document (src/jobs/convert-pages.ts). */
 export const CONVERT_PAGES: JobKind = "convert-pages";
 
-export function isJobKind(kind: string): kind is JobKind {
-  return (JOB_KINDS as readonly string[]).includes(kind);
-}
-
 /**
  * The page ranges a document of `pageCount` pages is split into, `rangePages` pages each (the last
  * may be shorter, never shorter than half a range: it is merged into the one before it then, since

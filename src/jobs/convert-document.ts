@@ -17,7 +17,6 @@ import { assertDiskRoom, diskFullOr, failDocument, publish, putFile, removeIfDel
 import type { JobHandler } from "./job-registry.ts";
 import { publishSplit } from "./split-publish.ts";
 
-export { CONVERT_DOCUMENT } from "../domain/job-kinds.ts";
 export type { ConvertDeps } from "./conversion-steps.ts";
 
 /** Plain text beyond this is no document a reader pages through (about 2,000 pages of prose). */

@@ -9,8 +9,6 @@ import { assertDiskRoom, diskFullOr, failDocument, removeIfDeleted, runPageStep,
 import type { DocumentRecord } from "../domain/document.ts";
 import type { JobHandler } from "./job-registry.ts";
 
-export { CONVERT_PAGES } from "../domain/job-kinds.ts";
-
 /** The "being processed" page's figure is written at most this often per range. */
 const PROGRESS_EVERY_MS = 1000;
 

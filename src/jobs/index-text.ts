@@ -2,11 +2,8 @@ import { text as readAll } from "node:stream/consumers";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { PageText } from "../convert/pdf-pages.ts";
-import { INDEX_TEXT } from "../domain/job-kinds.ts";
 import type { Store } from "../store/open-store.ts";
 import type { JobHandler } from "./job-registry.ts";
-
-export { INDEX_TEXT };
 
 export interface IndexTextDeps {
   store: Pick<Store, "documents">;

@@ -21,15 +21,17 @@ export interface JobHandler {
   giveUp(job: Job, error: unknown): Promise<void>;
 }
 
-export type JobRegistry = ReadonlyMap<JobKind, JobHandler>;
+/** One handler per job kind: built as one literal object (src/worker-role.ts's jobRegistry), complete by its type. */
+export type JobRegistry = Readonly<Record<JobKind, JobHandler>>;
 
 /**
  * Every job kind the store can hold (JOB_KINDS) must have exactly one handler; a worker refuses to
- * start otherwise. `kinds` is there for tests only.
+ * start otherwise (the compiler already says so of the registry it is given; this keeps a registry
+ * made otherwise, in a test, honest). `kinds` is there for tests only.
  */
-export function checkRegistry(registry: ReadonlyMap<string, JobHandler>, kinds: readonly string[] = JOB_KINDS): void {
-  const missing = kinds.filter((k) => !registry.has(k));
-  const unknown = [...registry.keys()].filter((k) => !kinds.includes(k));
+export function checkRegistry(registry: Readonly<Record<string, JobHandler>>, kinds: readonly string[] = JOB_KINDS): void {
+  const missing = kinds.filter((k) => !Object.hasOwn(registry, k));
+  const unknown = Object.keys(registry).filter((k) => !kinds.includes(k));
   if (missing.length > 0 || unknown.length > 0) {
     throw new Error(`job registry mismatch: no handler for [${missing.join(", ")}], handler for unknown kinds [${unknown.join(", ")}]`);
   }

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Store } from "../store/open-store.ts";
 import { DISK_WAIT_MARK, FAILURE_CODES } from "../domain/job-failure.ts";
-import type { JobKind } from "../domain/job-kinds.ts";
+import { JOB_KINDS, type JobKind } from "../domain/job-kinds.ts";
 
 export interface SweepOptions {
   store: Store;
@@ -17,26 +17,37 @@ export interface SweepOptions {
   diskWaitMs?: number;
   batch?: number;
   now?: () => number;
+  /** Told of each job failed for its unknown kind (the worker counts them in its metrics). */
+  onUnknownKind?: (job: { id: number; kind: string }) => void;
 }
 
 export interface SweepReport {
   requeued: number;
   failed: number;
   overdue: number;
+  unknownKinds: number;
 }
 
 /**
  * Heals what crashes leave behind. Expired leases need nothing here (claimNext takes them over);
  * this finds documents in P whose job is missing (re-enqueued) or ended without them (F, 9), and
  * documents in P past the time bound (F, 9, their jobs ended). Every change is guarded by the
- * state, so sweepers in several workers at once are harmless.
+ * state, so sweepers in several workers at once are harmless. Queued jobs of a kind no handler
+ * exists for are failed once they are older than the time bound, each with a log line.
  */
 export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   const now = (opts.now ?? Date.now)();
   const batch = opts.batch ?? 500;
   const { documents, jobs } = opts.store;
-  const report: SweepReport = { requeued: 0, failed: 0, overdue: 0 };
+  const report: SweepReport = { requeued: 0, failed: 0, overdue: 0, unknownKinds: 0 };
 
+  // Jobs of a kind this version has no handler for are never claimed here. A newer worker of a
+  // rolling upgrade may know them, so only those older than any conversion may take are failed.
+  for (const job of await jobs.failUnknownKinds(JOB_KINDS, now - opts.maxProcessingMs, now, batch)) {
+    opts.log.error({ jobId: job.id, kind: job.kind, documentId: job.documentId }, "job of an unknown kind failed: no worker handles it");
+    opts.onUnknownKind?.(job);
+    report.unknownKinds++;
+  }
   const waiting = opts.diskWaitMs ? { mark: DISK_WAIT_MARK, cutoff: now - opts.maxProcessingMs - opts.diskWaitMs } : undefined;
   for (const documentId of await jobs.findOverdue(now - opts.maxProcessingMs, batch, waiting)) {
     // Its jobs end first: failing it writes its webhook delivery's job, which must not be ended with them.

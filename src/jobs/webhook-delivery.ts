@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
-import { WEBHOOK_DELIVERY } from "../domain/job-kinds.ts";
 import { webhookSignature } from "../domain/webhook-signature.ts";
 import { nextAttemptAt, type RetryPolicy } from "../domain/webhooks.ts";
 import type { Job } from "../store/jobs.ts";
@@ -9,8 +8,6 @@ import type { Store } from "../store/open-store.ts";
 import type { Delivery } from "../store/webhook-deliveries.ts";
 import type { JobContext, JobHandler, JobOutcome } from "./job-registry.ts";
 import { postWebhook, type WebhookPostOptions } from "./webhook-post.ts";
-
-export { WEBHOOK_DELIVERY };
 
 /** How webhook deliveries are posted and retried, from the configuration. */
 export function webhookDeliverySettings(

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { countOf } from "../domain/counts.ts";
 import { DISK_WAIT_MARK, JobFailure, machineFaultOf } from "../domain/job-failure.ts";
+import type { JobKind } from "../domain/job-kinds.ts";
 import type { Job, JobsRepo } from "../store/jobs.ts";
 import { backoffDelay } from "./backoff.ts";
 import { checkRegistry, type JobRegistry } from "./job-registry.ts";
@@ -29,7 +30,7 @@ export interface WorkerOptions {
   /** The longest an idle slot waits before it looks for work again, woken or not. */
   pollMs: number;
   /**
-   * Hears of jobs queued by any process (src/store/job-wakeups.ts), so an idle slot claims at
+   * Hears of jobs queued by any process (the store's dialect: src/store/dialects/*-job-wakeups.ts), so an idle slot claims at
    * once instead of at its next poll; resolves with how to stop hearing. Polling stays the safety
    * net: jobs due later (retries) and wake-ups that never came are found by it.
    */
@@ -66,7 +67,7 @@ export interface RunningWorker {
  */
 export function startWorker(opts: WorkerOptions): RunningWorker {
   checkRegistry(opts.registry);
-  const kinds = [...opts.registry.keys()];
+  const kinds = Object.keys(opts.registry) as JobKind[];
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const now = opts.now ?? Date.now;
   const stopping = new AbortController();
@@ -94,7 +95,7 @@ export function startWorker(opts: WorkerOptions): RunningWorker {
   };
 
   const runOne = async (job: Job): Promise<void> => {
-    const handler = opts.registry.get(job.kind);
+    const handler = Object.hasOwn(opts.registry, job.kind) ? opts.registry[job.kind] : undefined;
     if (!handler) {
       // Never claimed (claimNext takes only the registry's kinds); ended rather than left to its lease if it were.
       await opts.jobs.finish(job.id, owner, now(), { state: "failed", error: `no handler for job kind ${job.kind}` });

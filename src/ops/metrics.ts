@@ -28,7 +28,7 @@ export function createMetrics(opts: { role: "api" | "worker" }): Metrics {
     uploadBytes: new Counter({ name: "quire_upload_bytes_total", help: "Bytes of uploaded originals taken into the blob store", registers: [registry] }),
     jobsFinished: new Counter({
       name: "quire_jobs_finished_total",
-      help: "Job runs ended by this process: success, failed, skipped, retry, handed_back, lease_lost",
+      help: "Job runs ended by this process: success, failed, skipped, retry, handed_back, lease_lost; unknown_kind: a queued job no handler exists for, failed by the sweep",
       labelNames: ["outcome"],
       registers: [registry],
     }),

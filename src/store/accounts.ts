@@ -66,16 +66,22 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return Number(row.n);
     },
 
-    /** Creates the account with its first key, in one transaction; undefined if the username is taken. */
+    /**
+     * Creates the account with its first key, in one transaction; undefined if the username is
+     * taken. The insert itself decides, so creates of one name at once (two processes) answer one
+     * id and "taken" to the rest: a read first would let both pass it and one end in a unique
+     * violation (PostgreSQL) or a lock it cannot take (SQLite, a read turned write).
+     */
     async createWithKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<number | undefined> {
       return db.transaction().execute(async (trx) => {
-        const taken = await trx.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
-        if (taken) return undefined;
-        const { id } = await trx
+        const created = await trx
           .insertInto("accounts")
           .values({ username, createdAt: now })
+          .onConflict((oc) => oc.column("username").doNothing())
           .returning("id")
-          .executeTakeFirstOrThrow();
+          .executeTakeFirst();
+        if (!created) return undefined;
+        const { id } = created;
         await trx
           .insertInto("apiKeys")
           .values({ apiKey, accountId: id, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })

@@ -248,5 +248,3 @@ export function bookmarksRepo(db: Kysely<Database>) {
     },
   };
 }
-
-export type BookmarksRepo = ReturnType<typeof bookmarksRepo>;

@@ -349,5 +349,3 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     getById,
   };
 }
-
-export type DocumentsRepo = ReturnType<typeof documentsRepo>;

@@ -85,5 +85,3 @@ export function embedsRepo(db: Kysely<Database>) {
     },
   };
 }
-
-export type EmbedsRepo = ReturnType<typeof embedsRepo>;

@@ -161,5 +161,3 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
     },
   };
 }
-
-export type FoldersRepo = ReturnType<typeof foldersRepo>;

@@ -217,6 +217,33 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         .execute();
     },
 
+    /**
+     * Fails queued jobs of a kind not in `known` queued before `queuedBefore` (a kind a newer
+     * version wrote, or one since removed): no worker here claims them, so they would wait for
+     * ever. Answers the jobs it failed.
+     */
+    async failUnknownKinds(known: readonly string[], queuedBefore: number, now: number, limit = 500): Promise<Array<{ id: number; kind: string; documentId: string }>> {
+      const found = await db
+        .selectFrom("jobs")
+        .select(["id", "kind", "documentId"])
+        .where("state", "=", "queued")
+        .where("kind", "not in", known as JobKind[])
+        .where("createdAt", "<", queuedBefore)
+        .limit(limit)
+        .execute();
+      const failed: Array<{ id: number; kind: string; documentId: string }> = [];
+      for (const job of found) {
+        const result = await db
+          .updateTable("jobs")
+          .set({ state: "failed", leaseOwner: null, leaseUntil: null, lastError: `unknown job kind: ${job.kind}`, updatedAt: now })
+          .where("id", "=", job.id)
+          .where("state", "=", "queued")
+          .executeTakeFirst();
+        if (result.numUpdatedRows > 0n) failed.push(job);
+      }
+      return failed;
+    },
+
     /** For metrics and /readyz: jobs per state, and the due queue's length and oldest due time. */
     async queueStats(now: number): Promise<{ byState: Record<string, number>; due: number; oldestDueAt: number | undefined }> {
       const states = await db.selectFrom("jobs").select(["state", (eb) => eb.fn.countAll<number>().as("n")]).groupBy("state").execute();

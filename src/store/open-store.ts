@@ -6,7 +6,7 @@ import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
 import { dailySaltsRepo } from "./daily-salts.ts";
-import type { StoreDialect } from "./dialects/dialect.ts";
+import type { StoreDialect, WakeupLog } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
 import { documentCommentsRepo } from "./document-comments.ts";
 import { documentRatingsRepo } from "./document-ratings.ts";
@@ -53,6 +53,11 @@ export interface Store {
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
   readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
+  /**
+   * Hears of jobs queued by any process, through the dialect (PostgreSQL LISTEN, SQLite's file
+   * changes), so idle workers claim them at once; resolves with the function that stops it.
+   */
+  watchQueuedJobs(onQueued: () => void, log?: WakeupLog): Promise<() => Promise<void>>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -121,6 +126,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     comments: documentCommentsRepo(db),
     ratings: documentRatingsRepo(db),
     dailySalts: dailySaltsRepo(db),
+    watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -156,5 +156,3 @@ export function pageRangesRepo(db: Kysely<Database>) {
     },
   };
 }
-
-export type PageRangesRepo = ReturnType<typeof pageRangesRepo>;

@@ -61,5 +61,3 @@ export function publicPagesRepo(db: Kysely<Database>) {
     },
   };
 }
-
-export type PublicPagesRepo = ReturnType<typeof publicPagesRepo>;

@@ -181,5 +181,3 @@ export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
     },
   };
 }
-
-export type SearchIndex = ReturnType<typeof searchIndex>;

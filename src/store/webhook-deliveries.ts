@@ -194,5 +194,3 @@ export function webhookDeliveriesRepo(db: Kysely<Database>) {
     },
   };
 }
-
-export type WebhookDeliveriesRepo = ReturnType<typeof webhookDeliveriesRepo>;

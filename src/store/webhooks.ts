@@ -102,5 +102,3 @@ export function webhooksRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     },
   };
 }
-
-export type WebhooksRepo = ReturnType<typeof webhooksRepo>;

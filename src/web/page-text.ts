@@ -87,8 +87,6 @@ export function documentTextReader(blobs: BlobStore, bounds: TextBounds) {
   return Object.assign(read, { builds: () => builds });
 }
 
-export type DocumentTextReader = ReturnType<typeof documentTextReader>;
-
 /** Page n's `{page, text, words}` JSON, as the text layer fetches it. */
 export function pageJson(m: TextModel, n: number): Buffer {
   return Buffer.from(m.json.buffer, m.json.byteOffset + m.offsets[n - 1]!, m.offsets[n]! - m.offsets[n - 1]!);

@@ -164,7 +164,7 @@ describe("deleting a document while it converts", { timeout: 300_000 }, () => {
     assert.deepEqual(await jobsOf(documentId), []);
     // the worker notices (lease lost, or publish finds no record) and cleans up after itself
     const idle = Date.now() + 60_000;
-    while ((await blobsUnder(blobId)).length > 0 || (await worker.office.slotInfo()).some((s) => s.state === "busy")) {
+    while ((await blobsUnder(blobId)).length > 0 || worker.office.slotInfo().some((s) => s.state === "busy")) {
       assert.ok(Date.now() < idle, `files left: ${(await blobsUnder(blobId)).join(", ")}`);
       await sleep(100);
     }

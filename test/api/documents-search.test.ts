@@ -81,4 +81,25 @@ test("hostile queries are words, never operators or SQL", async () => {
   for (const q of ['"', "-", "' or 1=1 --", "NEAR(a b)", "a* OR b", "title:x", "\u202e", "<script>"]) {
     readList(await call(c, "documents.search", { q }), "json");
   }
+  // The engines' syntax read as words: each query below finds other documents if read as FTS5 or
+  // tsquery operators (OR, a prefix *, NEAR, a column filter) than as the words it is made of.
+  const texts = ["wombat", "quokka or wombat", "wallaby", "dingo numbat", "near dingo numbat", "bilby", "title bilby", "wombat quokka"];
+  const me = await accountIdOf(server, c);
+  for (const [i, text] of texts.entries()) {
+    await publishWithText(server.services.store, newStoreDoc(me, "tester", { title: `Hostile ${i}` }), [text]);
+  }
+  const found = async (q: string) =>
+    readList(await call(c, "documents.search", { q, pageSize: "100" }), "json")
+      .docs.map((d) => texts[Number(/^Hostile (\d+)$/.exec(String(d.title))?.[1] ?? NaN)])
+      .filter((t) => t !== undefined)
+      .sort();
+  assert.deepEqual(await found("quokka* OR wombat"), ["quokka or wombat"], "OR and * are a word and nothing: all three words needed");
+  assert.deepEqual(await found("walla*"), [], "no prefix search: walla is a word of its own");
+  assert.deepEqual(await found("NEAR(dingo numbat)"), ["near dingo numbat"], "NEAR is a word, its parentheses nothing");
+  assert.deepEqual(await found("title:bilby"), ["title bilby"], "no column filter: title is a word");
+  // Quotes and a leading minus are the query language's own (docs/search.md), never the engine's.
+  assert.deepEqual(await found("wombat -quokka"), ["wombat"], "-x excludes the word x");
+  assert.deepEqual(await found('"numbat dingo"'), [], "a phrase is its words in order");
+  assert.deepEqual(await found('"dingo numbat"'), ["dingo numbat", "near dingo numbat"]);
+  assert.deepEqual(await found('dingo "numbat'), ["dingo numbat", "near dingo numbat"], "an unclosed quote is no syntax error");
 });

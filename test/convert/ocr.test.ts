@@ -9,7 +9,7 @@ import sharp from "sharp";
 import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { deadlineSignal, inParallel, ocrImage, ocrPage, ocrPdfPages, unturnWords } from "../../src/convert/ocr.ts";
 import { imageFramesForOcr, ocrDpi } from "../../src/convert/ocr-image.ts";
-import { ISO_639_1_TO_TESSERACT, ocrLanguages, parseLanguageList } from "../../src/convert/ocr-languages.ts";
+import { ISO_639_1_TO_TESSERACT, ocrLanguages, parseLanguageList } from "../../src/domain/ocr-languages.ts";
 import { needsOcr, textLayerVerdict } from "../../src/convert/ocr-needed.ts";
 import { installedLanguages, parseTsv, tsvToWords } from "../../src/convert/ocr-tesseract.ts";
 import { extractText } from "../../src/convert/pdf-text.ts";

@@ -10,7 +10,6 @@ import { loadConfig } from "../../src/config.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { CONVERT_DOCUMENT } from "../../src/domain/job-kinds.ts";
 import { openServices } from "../../src/services.ts";
-import { queuedJobsNotifier } from "../../src/store/job-wakeups.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { startWorkerRole } from "../../src/worker-role.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
@@ -106,7 +105,7 @@ for (const dialect of DIALECTS) {
 
     test("a job queued by another connection wakes the watcher", async () => {
       const heard = counter();
-      const unwatch = await queuedJobsNotifier(url, log).watchQueuedJobs(heard.hit);
+      const unwatch = await store.watchQueuedJobs(heard.hit, log);
       try {
         const now = Date.now();
         const doc = buildNewDocument(
@@ -160,7 +159,7 @@ for (const dialect of DIALECTS) {
 
     test("closing the watch leaves no handle open", async () => {
       const baseline = await settledHandles();
-      const unwatch = await queuedJobsNotifier(url, log).watchQueuedJobs(() => {});
+      const unwatch = await store.watchQueuedJobs(() => {}, log);
       try {
         if (dialect.name === "postgres") assert.equal(await listeners(), 1, "the listener's session is open");
         else assert.equal(openHandles().FSEventWrap, baseline.FSEventWrap! + 1, "the directory is watched");
@@ -181,7 +180,7 @@ for (const dialect of DIALECTS) {
         const cut = () => sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = ${LISTENER}`.execute(store.db);
         const baseline = await settledHandles();
         const heard = counter();
-        const unwatch = await queuedJobsNotifier(url, log).watchQueuedJobs(heard.hit);
+        const unwatch = await store.watchQueuedJobs(heard.hit, log);
         try {
           // Back after its first delay: it wakes the workers once in case, then hears new jobs again.
           const reconnected = heard.next("after the reconnect");

@@ -1,114 +1,108 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { test } from "node:test";
+import { checkArchitecture, readPartsTable, type PartRule } from "../../scripts/architecture.ts";
 import { PROJECT_ROOT } from "../helpers/paths.ts";
 
 /**
- * docs/architecture.md's rules of who may import whom, checked on every import of src/ (static and
- * dynamic). A part is a folder of src/ (files at its top, such as config.ts, are "root").
+ * docs/architecture.md's parts table, enforced by dependency-cruiser (scripts/architecture.ts):
+ * who may import whom, the domain's packages, the database drivers inside src/store/, no import
+ * circle, what each role's process loads, and no import a checker cannot follow. The check is
+ * itself checked: violations planted in a copy of src/, one per import form and one per part,
+ * must each be reported.
  */
-const SRC = join(PROJECT_ROOT, "src");
+const TABLE = readPartsTable(readFileSync(join(PROJECT_ROOT, "docs/architecture.md"), "utf8"));
 
-/** For each part, the parts it must never import. */
-const FORBIDDEN: Record<string, string[]> = {
-  domain: ["api", "web", "store", "blobs", "jobs", "convert", "detect", "cli", "ops", "client", "root", "uploads"],
-  detect: ["api", "web", "store", "blobs", "jobs", "convert", "cli", "ops", "uploads"],
-  store: ["api", "web", "jobs", "convert", "detect", "cli", "ops", "blobs", "uploads"],
-  blobs: ["api", "web", "store", "jobs", "convert", "detect", "cli", "ops", "uploads"],
-  convert: ["api", "web", "store", "jobs", "cli", "ops", "uploads"],
-  jobs: ["api", "web", "cli", "uploads"],
-  api: ["convert", "jobs", "web", "cli"],
-  web: ["api", "convert", "jobs", "cli"],
-  uploads: ["api", "web", "jobs", "convert", "cli", "ops", "client"],
-  client: ["api", "web", "store", "blobs", "jobs", "convert", "cli", "ops", "uploads"],
-};
-
-/**
- * What the pure domain may import from outside: hashing and randomness, and ipaddr.js, a pure
- * address parser the SSRF rule (domain/address-policy.ts) is written with. No I/O.
- */
-const DOMAIN_BUILTINS = new Set(["node:crypto", "ipaddr.js"]);
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
-  );
-}
-
-function partOf(file: string): string {
-  const rel = relative(SRC, file).split("/");
-  return rel.length === 1 ? "root" : rel[0]!;
-}
-
-/** Every module specifier a file imports or re-exports, statically or with import(). */
-function specifiers(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  const found = [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/g),
-    ...text.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g),
-    ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
-  ];
-  return found.map((m) => m[1]!);
-}
-
-function violations(): string[] {
-  const out: string[] = [];
-  for (const file of sourceFiles(SRC)) {
-    const from = partOf(file);
-    for (const spec of specifiers(file)) {
-      const where = relative(PROJECT_ROOT, file);
-      if (spec.startsWith(".")) {
-        const to = partOf(resolve(dirname(file), spec));
-        if (FORBIDDEN[from]?.includes(to)) out.push(`${where} (${from}) imports ${spec} (${to})`);
-      } else if (from === "domain" && !DOMAIN_BUILTINS.has(spec)) {
-        out.push(`${where} (domain) imports ${spec}: the domain uses no I/O, driver or framework`);
-      }
-    }
-  }
-  return out;
-}
-
-test("no import crosses a forbidden boundary between the parts of src/", () => {
-  assert.deepEqual(violations(), []);
+test("src/ keeps every rule of docs/architecture.md's parts table", async () => {
+  assert.deepEqual(await checkArchitecture(PROJECT_ROOT), []);
 });
 
-/** The packages that reach the database: only src/store/ may import them. */
-const DATABASE_PACKAGES = new Set(["kysely", "pg", "better-sqlite3"]);
-
-test("the database handle and drivers stay inside src/store/: every other part goes through the repositories", () => {
-  const out: string[] = [];
-  for (const file of sourceFiles(SRC)) {
-    if (partOf(file) === "store") continue;
-    const where = relative(PROJECT_ROOT, file);
-    for (const spec of specifiers(file)) if (DATABASE_PACKAGES.has(spec)) out.push(`${where} imports ${spec}`);
-    // The Store keeps `db` for tests that inspect tables; code reading it would bypass the store's outcomes.
-    if (/\bstore\.db\b/.test(readFileSync(file, "utf8"))) out.push(`${where} reads the store's db handle`);
-  }
-  assert.deepEqual(out, []);
+test("the parts table covers every folder and root file of src/, and a row naming no part is refused", () => {
+  const parts = new Set(TABLE.map((r) => r.part));
+  for (const name of readdirSync(join(PROJECT_ROOT, "src"))) assert.ok(parts.has(name), `src/${name} has a row`);
+  for (const part of ["domain", "detect", "store", "blobs", "uploads", "api", "web", "jobs", "convert", "ops", "cli", "client"]) assert.ok(parts.has(part));
+  const table = "| folder | holds | may import |\n|---|---|---|\n| `src/a/` | x | `domian` |\n";
+  assert.throws(() => readPartsTable(table), /may import domian, which has no row/);
+  assert.throws(() => readPartsTable(table.replace("`domian`", "domain")), /must be `part`/);
 });
 
-/** Imports that run at load (not `import type`): the edges a cycle of modules would be made of. */
-function runtimeImports(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+"(\.[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!));
+/** The ways one module names another; each planted once at least. */
+const FORMS: Array<(spec: string) => string> = [
+  (s) => `import { x as planted } from "${s}";\nexport const p = planted;\n`,
+  (s) => `import * as planted from '${s}';\nexport const p = planted;\n`,
+  (s) => `export * from "${s}";\n`,
+  (s) => `import type * as Planted from "${s}";\nexport type P = typeof Planted;\n`,
+  (s) => `import "${s}";\n`,
+  (s) => `export const p = () => import("${s}");\n`,
+  (s) => `export const p = () => import(\`${s}\`);\n`,
+  (s) => `export const p = async () => (await import('${s}')).x;\n`,
+];
+
+/** A module of `part` to import: the root file itself, or the first file of the folder. */
+function moduleOf(root: string, part: string): string {
+  if (part.endsWith(".ts")) return join(root, "src", part);
+  const file = readdirSync(join(root, "src", part)).filter((f) => f.endsWith(".ts")).sort()[0]!;
+  return join(root, "src", part, file);
 }
 
-test("no cycle of imports between the modules of src/", () => {
-  const cycles: string[] = [];
-  const done = new Set<string>();
-  const path: string[] = [];
-  const visit = (file: string) => {
-    const at = path.indexOf(file);
-    if (at >= 0) return void cycles.push([...path.slice(at), file].map((f) => relative(SRC, f)).join(" -> "));
-    if (done.has(file)) return;
-    path.push(file);
-    for (const next of runtimeImports(file)) visit(next);
-    path.pop();
-    done.add(file);
-  };
-  for (const file of sourceFiles(SRC)) visit(file);
-  assert.deepEqual(cycles, []);
+function specifier(fromFile: string, toFile: string): string {
+  const rel = relative(join(fromFile, ".."), toFile);
+  return rel.startsWith(".") ? rel : `./${rel}`;
+}
+
+/** A part it must not import: the first of the table it does not list. */
+function forbiddenFor(rule: PartRule): string {
+  return TABLE.map((r) => r.part).find((p) => p !== rule.part && !rule.mayImport.includes(p))!;
+}
+
+test("a violation planted in a copy of src/ fails the check: one per part, every import form, each other rule", async () => {
+  const root = mkdtempSync(join(tmpdir(), "quire-architecture-"));
+  try {
+    cpSync(join(PROJECT_ROOT, "src"), join(root, "src"), { recursive: true });
+    cpSync(join(PROJECT_ROOT, "docs/architecture.md"), join(root, "docs/architecture.md"));
+    symlinkSync(join(PROJECT_ROOT, "node_modules"), join(root, "node_modules"));
+    const expected: Array<{ what: string; line: RegExp }> = [];
+    const plant = (rel: string, text: string, line: RegExp, what: string) => {
+      const file = join(root, rel);
+      if (existsSync(file)) appendFileSync(file, `\n${text}`);
+      else writeFileSync(file, text);
+      expected.push({ what, line });
+    };
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+    // One forbidden import from every part, the forms taken in turn so each is planted.
+    TABLE.forEach((rule, i) => {
+      const target = forbiddenFor(rule);
+      const file = rule.part.endsWith(".ts") ? `src/${rule.part}` : `src/${rule.part}/planted-edge.ts`;
+      const toFile = moduleOf(root, target);
+      const form = FORMS[i % FORMS.length]!;
+      plant(file, form(specifier(join(root, file), toFile)), new RegExp(`^${esc(file)} -> ${esc(relative(root, toFile))} breaks "${esc(rule.part)} may import only`), `${rule.part} imports ${target} (form ${i % FORMS.length})`);
+    });
+    assert.ok(TABLE.length >= FORMS.length, "every form is planted at least once");
+
+    plant("src/domain/planted-io.ts", `import { readFileSync } from "node:fs";\nexport const r = readFileSync;\n`, /^src\/domain\/planted-io\.ts -> fs breaks "domain imports no package/, "the domain does I/O");
+    plant("src/web/planted-driver.ts", `import { sql } from "kysely";\nexport const s = sql;\n`, /^src\/web\/planted-driver\.ts -> .*node_modules\/kysely\/.* breaks "only src\/store\/ reaches the database drivers"/, "the web part imports the driver");
+    plant("src/detect/planted-a.ts", `import { b } from "./planted-b.ts";\nexport const a = () => b;\n`, /breaks "no import circle"/, "an import circle");
+    plant("src/detect/planted-b.ts", `import { a } from "./planted-a.ts";\nexport const b = () => a;\n`, /breaks "no import circle"/, "an import circle (its other end)");
+    plant("src/convert/planted-typo.ts", `export { x } from "./no-such-module.ts";\n`, /^src\/convert\/planted-typo\.ts -> .*no-such-module\.ts breaks "every import resolves"/, "an import that resolves to nothing");
+    plant("src/uploads/planted-computed.ts", `const name = "api";\nexport const p = () => import(\`../\${name}/api-routes.ts\`);\n`, /^src\/uploads\/planted-computed\.ts:2: import\(\) of a computed address/, "a computed import()");
+    plant("src/jobs/planted-require.ts", `import { createRequire } from "node:module";\nexport const r = createRequire(import.meta.url)("../web/html.ts");\n`, /^src\/jobs\/planted-require\.ts:2: createRequire\(\)/, "require through createRequire");
+    plant("src/api/planted-db.ts", `export const rows = (store: { db: unknown }) => store.db;\n`, /^src\/api\/planted-db\.ts reads the store's db handle/, "the store's handle read outside it");
+    // Reachability through edges each allowed on its own: worker-role → ops → Fastify; api-role → ops → convert.
+    plant("src/ops/job-metrics.ts", `import "fastify";\n`, /^src\/worker-role\.ts -> .*node_modules\/fastify\/.* breaks "the worker role never loads the HTTP side.*via src\/ops\/job-metrics\.ts/, "the worker reaches Fastify");
+    plant("src/ops/access-log.ts", `import "../convert/sandbox.ts";\n`, /^src\/api-role\.ts -> src\/convert\/sandbox\.ts breaks "the API role never loads a converter.*via .*src\/ops\/access-log\.ts/, "the API role reaches a converter");
+    mkdirSync(join(root, "src/newpart"));
+    writeFileSync(join(root, "src/newpart/x.ts"), "export const x = 1;\n");
+    expected.push({ what: "a part with no row", line: /^src\/newpart has no row in docs\/architecture\.md's parts table$/ });
+
+    const found = await checkArchitecture(root);
+    const missed = expected.filter((e) => !found.some((l) => e.line.test(l))).map((e) => e.what);
+    assert.deepEqual(missed, [], `not reported:\n${missed.join("\n")}\nreported:\n${found.join("\n")}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test("each role is assembled in one place: the CLI, the tests and the benchmarks start src/api-role.ts and src/worker-role.ts", () => {
@@ -118,9 +112,11 @@ test("each role is assembled in one place: the CLI, the tests and the benchmarks
     [/import \{[^}]*\bbuildApp\b[^}]*\} from "[^"]*\/app\.ts"/, new Set(["src/api-role.ts", "bench/api.ts"])],
     [/import \{[^}]*\bstartWorker\b[^}]*\} from "[^"]*\/jobs\/worker\.ts"/, new Set(["src/worker-role.ts"])],
   ]);
-  const files = [...sourceFiles(SRC), ...sourceFiles(join(PROJECT_ROOT, "test/helpers")), ...sourceFiles(join(PROJECT_ROOT, "bench"))];
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  const all = [...files(join(PROJECT_ROOT, "src")), ...files(join(PROJECT_ROOT, "test/helpers")), ...files(join(PROJECT_ROOT, "bench"))];
   const found: string[] = [];
-  for (const file of files) {
+  for (const file of all) {
     const rel = relative(PROJECT_ROOT, file);
     const text = readFileSync(file, "utf8");
     for (const [imports, allowed] of assemblers) if (imports.test(text) && !allowed.has(rel)) found.push(`${rel}: ${imports.source}`);
@@ -134,16 +130,4 @@ test("each role is assembled in one place: the CLI, the tests and the benchmarks
   ] as const) {
     assert.ok(readFileSync(join(PROJECT_ROOT, file), "utf8").includes(role), `${file} starts its role through ${role}`);
   }
-});
-
-test("the boundary check sees the imports it must see", () => {
-  // The check itself is checked: a few imports known to exist are found and resolved to their part.
-  const convertDocument = specifiers(join(SRC, "jobs", "convert-document.ts"));
-  assert.ok(convertDocument.includes("../domain/formats.ts"));
-  const main = specifiers(join(SRC, "cli", "main.ts"));
-  assert.ok(main.some((s) => s.endsWith("serve-command.ts")), "dynamic import() is read");
-  assert.equal(partOf(join(SRC, "config.ts")), "root");
-  assert.equal(partOf(join(SRC, "api", "actions", "folder-add.ts")), "api");
-  assert.ok(specifiers(join(SRC, "store", "documents.ts")).includes("kysely"), "package imports are read");
-  assert.ok(runtimeImports(join(SRC, "store", "documents.ts")).includes(join(SRC, "store", "bookmarks.ts")), "runtime imports are resolved");
 });

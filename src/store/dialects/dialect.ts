@@ -2,6 +2,23 @@ import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } 
 import type { Database } from "../schema.ts";
 import type { SearchEngine } from "../search-index.ts";
 
+/**
+ * Tells idle workers that a job was queued, by whichever process queued it, so they claim it at
+ * once instead of at their next poll. Best effort by design: a wake-up may be missed (a dropped
+ * connection, a file system without change events) or come when nothing was queued, so it only
+ * shortens a worker's wait; polling still finds every job.
+ */
+export interface QueuedJobsNotifier {
+  /** Calls `onQueued` soon after a job is queued; resolves with the function that stops it. */
+  watchQueuedJobs(onQueued: () => void): Promise<() => Promise<void>>;
+}
+
+/** What the notifiers say of their trouble (a pino logger fits). */
+export interface WakeupLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
 /** The few things that differ between SQLite and PostgreSQL; everything else is written once. */
 export interface StoreDialect {
   readonly name: "sqlite" | "postgres";
@@ -43,6 +60,11 @@ export interface StoreDialect {
    * full, locked past the wait): a state that passes, answered "try again" rather than as a bug.
    */
   isUnavailable(err: unknown): boolean;
+  /**
+   * Calls `onQueued` soon after a job is queued by any process (PostgreSQL: LISTEN/NOTIFY; SQLite:
+   * the file's changes); resolves with the function that stops it. See QueuedJobsNotifier.
+   */
+  watchQueuedJobs(onQueued: () => void, log?: WakeupLog): Promise<() => Promise<void>>;
   /** Removes whatever the dialect created for tests (the PostgreSQL test database); no-op otherwise. */
   close(): Promise<void>;
 }

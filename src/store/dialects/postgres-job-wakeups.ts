@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { QueuedJobsNotifier, WakeupLog } from "../job-wakeups.ts";
+import type { QueuedJobsNotifier, WakeupLog } from "./dialect.ts";
 
 /** The channel migration 0010's trigger notifies after every insert into `jobs`. */
 const CHANNEL = "quire_jobs";

@@ -2,6 +2,7 @@ import { CamelCasePlugin, Kysely, sql, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
+import { postgresJobWakeups } from "./postgres-job-wakeups.ts";
 import { postgresSearch } from "./postgres-search.ts";
 
 const INT8_OID = 20;
@@ -63,6 +64,7 @@ export function openPostgres(url: string, poolSize = 10): StoreDialect {
     ],
     isUniqueViolation: (err) => (err as { code?: unknown } | null)?.code === UNIQUE_VIOLATION,
     isUnavailable,
+    watchQueuedJobs: (onQueued, log) => postgresJobWakeups(url, log).watchQueuedJobs(onQueued),
     close: () => db.destroy(),
   };
 }

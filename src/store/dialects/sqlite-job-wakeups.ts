@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
-import type { QueuedJobsNotifier, WakeupLog } from "../job-wakeups.ts";
+import type { QueuedJobsNotifier, WakeupLog } from "./dialect.ts";
 
 /**
  * A commit writes several pages to the `-wal` file, each a change event: they make one wake-up,

@@ -4,6 +4,7 @@ import SQLite from "better-sqlite3";
 import { CamelCasePlugin, Kysely, sql, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
+import { sqliteJobWakeups } from "./sqlite-job-wakeups.ts";
 import { sqliteSearch } from "./sqlite-search.ts";
 
 /** Distinct SQL texts the app runs are a few hundred at most; more would mean ad-hoc SQL. */
@@ -139,6 +140,7 @@ export function openSqlite(file: string): StoreDialect {
     // Locked past busy_timeout, or its disk full: both pass.
     isUnavailable: (err) => ["SQLITE_BUSY", "SQLITE_FULL"].includes(String((err as { code?: unknown } | null)?.code)),
     isUniqueViolation: (err) => UNIQUE_VIOLATIONS.has((err as { code?: unknown } | null)?.code),
+    watchQueuedJobs: (onQueued, log) => sqliteJobWakeups(file, log).watchQueuedJobs(onQueued),
     close: () => db.destroy(),
   };
 }
