@@ -143,8 +143,11 @@ export class OfficeSlot {
     }
   }
 
-  /** `input` and `output` are in the slot's ioDir, the only data folder soffice can see. */
-  run(input: string, output: string, timeoutMs: number, signal?: AbortSignal): Promise<SlotResult> {
+  /**
+   * `input` and `output` are in the slot's ioDir, the only data folder soffice can see;
+   * `importFilter` ({ name, options }) replaces LibreOffice's type detection.
+   */
+  run(input: string, output: string, timeoutMs: number, signal?: AbortSignal, importFilter?: { name: string; options?: string }): Promise<SlotResult> {
     const helper = this.helper;
     const view = this.view;
     if (!helper?.stdin || !view || this.deathReason !== undefined) {
@@ -167,7 +170,7 @@ export class OfficeSlot {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.onDeath.add(onDied);
       this.replies.set(id, (reply) => finish(toResult(reply)));
-      helper.stdin!.write(`${JSON.stringify({ id, input, output })}\n`);
+      helper.stdin!.write(`${JSON.stringify({ id, input, output, importFilter })}\n`);
     });
   }
 
