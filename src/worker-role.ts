@@ -97,6 +97,7 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
       ...opts.fetch,
     },
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
+    maxImagePixels: config.maxImagePixels,
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
     pageWidths: PAGE_WIDTHS,
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },

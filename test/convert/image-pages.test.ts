@@ -103,6 +103,21 @@ test("limits and damage: pixel limit, frame count, decompression bomb, truncated
   });
 });
 
+test("the frames' pixels together are bounded, from their headers: a TIFF over the bound fails with 'limits'", async () => {
+  await withTempDir(async (dir) => {
+    const tiff = join(dir, "frames.tif");
+    // Five 1000 × 1000 frames: 5 megapixels together.
+    const frame = await sharp({ create: { width: 1000, height: 1000, channels: 3, background: "#ffffff" } }).png().toBuffer();
+    await writeFile(tiff, await sharp(Array<Buffer>(5).fill(frame), { join: { animated: true } }).tiff({ compression: "lzw" }).toBuffer());
+    assert.equal((await sharp(tiff).metadata()).pages, 5);
+    const out = join(dir, "out.pdf");
+    await rejectsWithKind(imageToPdf(tiff, "tif", out, { ...LIMITS, maxTotalPixels: 4_999_999 }), "limits");
+    assert.equal((await imageToPdf(tiff, "tif", out, { ...LIMITS, maxTotalPixels: 5_000_000 })).pageCount, 5);
+    // One frame alone is bounded too.
+    await rejectsWithKind(imageToPdf(join(FIXTURES, "img-photo-tika.png"), "png", out, { ...LIMITS, maxTotalPixels: 1000 }), "limits");
+  });
+});
+
 test("an aborted conversion rejects with the caller's reason", async () => {
   await withTempDir(async (dir) => {
     const controller = new AbortController();
