@@ -10,9 +10,11 @@ import { countOf } from "../domain/counts.ts";
 /**
  * An image document (jpg, png, tif, gif, bmp, webp) as a PDF of one page per image: every frame
  * of a multi-page TIFF is a page; an animated GIF or WebP is its first frame (an animation is not
- * pages). EXIF orientation is applied, transparency laid on white, and the page takes the image's
- * own resolution (96 dpi when it has none), so a 300 dpi A4 scan is an A4 page. The PDF then goes
- * through the same steps as any PDF (pages, covers, text, OCR).
+ * pages). EXIF orientation is applied, transparency laid on white, samples of any depth and
+ * photometric interpretation (1-bit WhiteIsZero faxes, 16-bit scans) become 8-bit gray or RGB, and
+ * the page takes the image's own resolution, so a 300 dpi A4 scan is an A4 page (pageDpi: what an
+ * image without one gets, docs/images.md). The PDF then goes through the same steps as any PDF
+ * (pages, covers, text, OCR), its OCR reading each image's own pixels (ocr-image.ts).
  */
 
 
@@ -29,8 +31,15 @@ export interface ImagePagesOptions {
   signal?: AbortSignal;
 }
 
-const DEFAULT_DPI = 96;
-/** Acrobat's limit for a page side (200 in); a bigger image is laid on a page at a higher resolution. */
+/** Below this an image's resolution is not taken as one (0, or a unit the writer got wrong). */
+const MIN_USABLE_DPI = 10;
+/** An image without a resolution is taken at a screen's… */
+const SCREEN_DPI = 96;
+/** …unless it is longer than a screen (a full-HD one is 1920 px wide): then it is a scan or a photo, taken at SCAN_DPI. */
+const SCREEN_MAX_PIXELS = 2000;
+const SCAN_DPI = 300;
+/** A page's long side is kept between 1 in and Acrobat's limit of 200 in, by choosing the resolution. */
+const MIN_PAGE_POINTS = 72;
 const MAX_PAGE_POINTS = 14_400;
 /** Kept as they are compressed: re-encoding as lossless would only make them bigger. */
 const LOSSY: ReadonlySet<ImageType> = new Set(["jpg", "webp"]);
@@ -104,8 +113,7 @@ async function renderPage(pipeline: Sharp, lossy: boolean): Promise<PdfImagePage
   let image = pipeline.rotate().flatten({ background: "#ffffff" }).removeAlpha().toColourspace(gray ? "b-w" : "srgb");
   image = lossy ? image.jpeg({ quality: 90, chromaSubsampling: "4:4:4" }) : image.raw();
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
-  const density = meta.density;
-  const dpi = Math.max(density && density >= 10 ? density : DEFAULT_DPI, (Math.max(info.width, info.height) * 72) / MAX_PAGE_POINTS);
+  const dpi = pageDpi(info.width, info.height, meta.density);
   return {
     widthPt: (info.width * 72) / dpi,
     heightPt: (info.height * 72) / dpi,
@@ -117,6 +125,20 @@ async function renderPage(pipeline: Sharp, lossy: boolean): Promise<PdfImagePage
       data: lossy ? data : deflateSync(data),
     },
   };
+}
+
+/**
+ * The resolution an image is laid on its page at: its own when it has a usable one; without, 96
+ * dpi for an image no longer than 2000 px (a screenshot, a web picture), else 300 dpi (a scan or
+ * a photo: an A4 page scanned at 300 dpi is 2480 × 3508 pixels); then raised or lowered so that the long
+ * side is between 1 in and 200 in (a 1 × 1 pixel image is a 1 in page: at 0.75 pt, pdftoppm
+ * refused to render it).
+ */
+export function pageDpi(width: number, height: number, density: number | undefined): number {
+  const long = Math.max(width, height, 1);
+  const own = density !== undefined && Number.isFinite(density) && density >= MIN_USABLE_DPI ? density : undefined;
+  const dpi = own ?? (long > SCREEN_MAX_PIXELS ? SCAN_DPI : SCREEN_DPI);
+  return Math.max(Math.min(dpi, (long * 72) / MIN_PAGE_POINTS), (long * 72) / MAX_PAGE_POINTS);
 }
 
 /** The first image descriptor's size, skipping the colour table and extension blocks; null if none is found early. */
