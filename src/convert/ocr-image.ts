@@ -1,28 +1,22 @@
 /**
  * The images OCR reads: always ones we produced (grayscale PNG), never the uploaded file itself —
  * Tesseract's own decoders fail silently on some valid files (BI_BITFIELDS BMP, some TIFFs) and are
- * more attack surface. A PDF page that holds scanned images is rendered at its images' own
- * resolution (as OCRmyPDF does), so Tesseract reads the scan's own pixels, not a resampled copy
- * (pdftoppm enlarges an image by repeating pixels: the uneven strokes of a small scan enlarged 3.1×
- * cost Tesseract a sixth of its characters); small text is then enlarged, smoothly, by ocr.ts.
- * Pages without images are rendered at 300 dpi, where Tesseract reads best. Either is lowered for
- * huge pages so that no rendering exceeds OCR_MAX_PIXELS; images are converted by sharp.
+ * more attack surface. Every page OCR reads is a page of the document's PDF (an image document's
+ * too: src/convert/image-pages.ts). A page of scanned images is read at its images' own
+ * resolution (as OCRmyPDF does), from the image itself where it can be: not from a copy resampled
+ * to 300 dpi (pdftoppm enlarges an image by repeating pixels: the uneven strokes of a small scan
+ * enlarged 3.1× cost Tesseract a sixth of its characters); small or low-resolution text is then
+ * enlarged, smoothly, by ocr.ts. Pages without images are rendered at 300 dpi, where Tesseract
+ * reads best. Either is lowered for huge pages so that no image exceeds OCR_MAX_PIXELS.
  */
 import { join, resolve } from "node:path";
 import sharp from "sharp";
-import { ConversionError } from "./conversion-error.ts";
 import { runPoppler, type PageSize } from "./pdf-inspect.ts";
 
 /** Tesseract's models are trained on text of about this resolution. */
 export const OCR_DPI = 300;
 /** A 2160 pt page at 300 dpi would be 81 Mpx; at 25 Mpx it is still read at about 167 dpi. */
 export const OCR_MAX_PIXELS = 25_000_000;
-/**
- * Images that say they are below this resolution are enlarged to OCR_DPI: at 50 dpi Tesseract finds
- * nothing. Tesseract itself takes anything under 70 as unknown; 72 and 96 are what most programs
- * write when they know nothing, and enlarging those cost 3× the time on phototest for no gain.
- */
-const LOW_DPI = 70;
 
 export interface OcrImage {
   path: string;
@@ -130,66 +124,4 @@ async function ownPixels(pdf: string, page: number, size: PageSize, image: PageI
     if (opts.signal?.aborted) throw e;
     return undefined; // an image pdfimages or sharp cannot give as it is: the page is rendered
   }
-}
-
-/** Decoded pixels, for formats sharp cannot read (BMP): the caller decodes, we convert. */
-export interface RawPixels {
-  data: Buffer;
-  width: number;
-  height: number;
-  channels: 1 | 2 | 3 | 4;
-  density?: number;
-}
-
-/**
- * Every frame of an image (one, or each page of a TIFF) as a grayscale PNG in `dir`, turned as its
- * EXIF orientation says, and enlarged to OCR_DPI when it declares a low resolution. An image sharp
- * cannot decode gives no frames (its page simply has no text), never an exception.
- */
-export async function imageFramesForOcr(input: string | RawPixels, dir: string, maxPixels = OCR_MAX_PIXELS): Promise<OcrImage[]> {
-  const open = (page: number) =>
-    typeof input === "string"
-      ? sharp(resolve(input), { page, limitInputPixels: maxPixels })
-      : sharp(input.data, { raw: { width: input.width, height: input.height, channels: input.channels }, limitInputPixels: maxPixels });
-  let frames: number;
-  let density: number | undefined;
-  try {
-    const meta = await open(0).metadata();
-    frames = typeof input === "string" ? Math.max(1, meta.pages ?? 1) : 1;
-    density = typeof input === "string" ? meta.density : input.density;
-  } catch (e) {
-    if (isLimit(e)) throw new ConversionError("limits", `The image is larger than the ${maxPixels.toLocaleString("en-US")} pixels that can be read.`, { cause: e });
-    return [];
-  }
-  const out: OcrImage[] = [];
-  for (let f = 0; f < frames; f++) {
-    const path = join(resolve(dir), `ocr-frame-${f + 1}.png`);
-    try {
-      // Transparency over white, as a viewer shows it: Tesseract would see text on a black ground.
-      const img = open(f).rotate().flatten({ background: "#ffffff" }).toColourspace("b-w");
-      const meta = await open(f).metadata();
-      // EXIF orientations 5..8 are quarter turns: the upright image is as wide as the stored one is tall.
-      const turned = (meta.orientation ?? 1) >= 5;
-      const width = (turned ? meta.height : meta.width) ?? 0;
-      const height = (turned ? meta.width : meta.height) ?? 0;
-      let dpi = density && density > 0 ? density : undefined;
-      if (dpi && dpi < LOW_DPI && width > 0 && height > 0) {
-        const scale = Math.min(OCR_DPI / dpi, Math.sqrt(maxPixels / (width * height)));
-        if (scale > 1) {
-          img.resize({ width: Math.round(width * scale), kernel: "lanczos3" });
-          dpi = Math.round(dpi * scale);
-        }
-      }
-      await img.png({ compressionLevel: 1 }).toFile(path);
-      out.push({ path, dpi });
-    } catch (e) {
-      if (isLimit(e)) throw new ConversionError("limits", `The image is larger than the ${maxPixels.toLocaleString("en-US")} pixels that can be read.`, { cause: e });
-      // A damaged frame has no text; the others still do.
-    }
-  }
-  return out;
-}
-
-function isLimit(e: unknown): boolean {
-  return e instanceof Error && /pixel limit/i.test(e.message);
 }

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import sharp from "sharp";
 import { ConversionError } from "./conversion-error.ts";
-import { imageFramesForOcr, renderPdfPageForOcr, OCR_DPI, OCR_MAX_PIXELS, type OcrImage, type RawPixels } from "./ocr-image.ts";
+import { renderPdfPageForOcr, OCR_DPI, OCR_MAX_PIXELS, type OcrImage } from "./ocr-image.ts";
 import { parseOsd, parseTsv, runTesseract, tsvToWords, type TsvPage } from "./ocr-tesseract.ts";
 import type { PageSize } from "./pdf-inspect.ts";
 import type { PageText, Word } from "./pdf-text.ts";
@@ -263,20 +263,6 @@ export async function ocrPdfPages(pdfPath: string, pages: { page: number; size: 
     const got = await ocrPage(image, { ...opts, signal, tmpDir: dir });
     return { page, ...got };
   });
-}
-
-/** OCR results for every frame of an image file (or decoded pixels), one page per frame. */
-export async function ocrImage(input: string | RawPixels, opts: OcrPagesOptions): Promise<(PageText & { rotation: number })[]> {
-  const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), "quire-ocr-"));
-  try {
-    const frames = await imageFramesForOcr(input, dir);
-    return await inParallel(frames.length, { ...opts, tmpDir: dir }, async (i, sub, signal) => ({
-      page: i + 1,
-      ...(await ocrPage(frames[i] as OcrImage, { ...opts, signal, tmpDir: sub })),
-    }));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 /** A time limit for a whole set of pages, as the "limits" failure a job ends with. */
