@@ -1,11 +1,13 @@
 /**
- * OCR quality and speed (`npm run bench -- ocr`): for every fixture with a `<file>.gt.txt`, the
- * character error rate of the text Quire would publish (extracted text where a page has a text
- * layer, OCR of src/convert/ocr.ts elsewhere) beside plain `tesseract PAGE stdout -l eng` on the
- * same pages (the method of the fixtures' MANIFEST: PDF pages rendered by `pdftoppm -r 300 -png`,
- * images given to tesseract as they are), both measured in this run, one page at a time with
- * OMP_THREAD_LIMIT=1, so pages per minute are per core. Times are CPU seconds of the bench and its
- * children (the machine may be shared: wall time says how busy it was).
+ * OCR quality and speed (`npm run bench -- ocr`): for every fixture with a `<file>.gt.txt`, and for
+ * small, 1-bit fax, 16-bit and colour scans made from them (bench/ocr-made-scans.ts), the
+ * character error rate of the text Quire would publish (an image made a PDF as the pipeline does;
+ * extracted text where a page has a text layer, OCR of src/convert/ocr.ts elsewhere) beside plain
+ * `tesseract PAGE stdout -l eng` on the same pages (the method of the fixtures' MANIFEST: PDF pages
+ * rendered by `pdftoppm -r 300 -png`, images given to tesseract as they are), both measured in this
+ * run, one page at a time with OMP_THREAD_LIMIT=1, so pages per minute are per core. Times are CPU
+ * seconds of the bench and its children (the machine may be shared: wall time says how busy it
+ * was); QUIRE_BENCH_OCR_ONLY=<pattern> runs the matching rows only.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";

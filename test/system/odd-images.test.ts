@@ -83,6 +83,15 @@ describe("odd images publish", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a 20 × 20000 PNG is refused with code 5 and a true reason, not as damaged", async () => {
+    await sharp({ create: { width: 20, height: 20000, channels: 3, background: "#ffffff" } }).png().toFile(join(dir, "tall.png"));
+    const doc = unwrap(await client.upload(join(dir, "tall.png"))).document as { documentId: string };
+    const d = await settled(server, doc.documentId, 240_000);
+    assert.equal(d.state, "F");
+    assert.equal(d.errorCode, 5);
+    assert.match(d.errorMessage, /too large to publish/);
+  });
+
   test("a 1-bit CCITT G4 WhiteIsZero fax at 72 dpi publishes white pages with its text", async () => {
     await fax(join(dir, "fax.tif"), 72);
     const meta = await sharp(join(dir, "fax.tif")).metadata();
