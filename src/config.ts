@@ -65,6 +65,8 @@ export interface Config {
   maxAttempts: number;
   maxProcessingMs: number;
   maxPages: number;
+  /** Pixels of all the frames of an image document together (QUIRE_MAX_IMAGE_MEGAPIXELS × 10^6); beyond them, code 5. */
+  maxImagePixels: number;
   /** Error 012: requests an API key may make at once (the leaky bucket's size). */
   rateBurst: number;
   /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
@@ -268,6 +270,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxAttempts: int("QUIRE_JOB_MAX_ATTEMPTS", 4, 1, 100) ?? 4,
     maxProcessingMs: (int("QUIRE_MAX_PROCESSING_MINUTES", 60, 1, 10_080) ?? 60) * 60_000,
     maxPages: int("QUIRE_MAX_PAGES", 2000, 1, 100_000) ?? 2000,
+    maxImagePixels: (int("QUIRE_MAX_IMAGE_MEGAPIXELS", 400, 1, 1_000_000) ?? 400) * 1e6,
     rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
     passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,

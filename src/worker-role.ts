@@ -6,8 +6,7 @@ import { configureStallWindow } from "./convert/cpu-watch.ts";
 import { OfficeConverter } from "./convert/office-to-pdf.ts";
 import { PAGE_WIDTHS } from "./domain/page-images.ts";
 import { CONVERT_DOCUMENT, type JobKind } from "./domain/job-kinds.ts";
-import type { ConvertDeps } from "./jobs/conversion-steps.ts";
-import { convertDocumentHandler } from "./jobs/convert-document.ts";
+import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert-document.ts";
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
@@ -91,7 +90,7 @@ export interface RunningWorkerRole {
 export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" | "log" | "timings" | "fetch"> & { office: OfficeConverter }): JobRegistry {
   const { config, services } = opts;
   const timings = opts.timings ?? PRODUCTION_TIMINGS;
-  const convert: ConvertDeps = {
+  const convert: ConvertDocumentDeps = {
     store: services.store,
     blobs: services.blobs,
     office: opts.office,
@@ -108,6 +107,7 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
       ...opts.fetch,
     },
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
+    maxImagePixels: config.maxImagePixels,
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
     pageWidths: PAGE_WIDTHS,
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },

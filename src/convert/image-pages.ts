@@ -10,9 +10,11 @@ import { countOf } from "../domain/counts.ts";
 /**
  * An image document (jpg, png, tif, gif, bmp, webp) as a PDF of one page per image: every frame
  * of a multi-page TIFF is a page; an animated GIF or WebP is its first frame (an animation is not
- * pages). EXIF orientation is applied, transparency laid on white, and the page takes the image's
- * own resolution (96 dpi when it has none), so a 300 dpi A4 scan is an A4 page. The PDF then goes
- * through the same steps as any PDF (pages, covers, text, OCR).
+ * pages). EXIF orientation is applied, transparency laid on white, samples of any depth and
+ * photometric interpretation (1-bit WhiteIsZero faxes, 16-bit scans) become 8-bit gray or RGB, and
+ * the page takes the image's own resolution, so a 300 dpi A4 scan is an A4 page (pageDpi: what an
+ * image without one gets, docs/images.md). The PDF then goes through the same steps as any PDF
+ * (pages, covers, text, OCR), its OCR reading each image's own pixels (ocr-image.ts).
  */
 
 
@@ -21,11 +23,23 @@ export interface ImagePagesOptions {
   maxPixels: number;
   /** Most frames a multi-page TIFF may have (QUIRE_MAX_PAGES is the natural value). */
   maxPages: number;
+  /**
+   * Largest pixel area of all its frames together (QUIRE_MAX_IMAGE_MEGAPIXELS); checked from the
+   * frames' headers before any is decoded. Unset: maxPixels × maxPages, i.e. no bound of its own.
+   */
+  maxTotalPixels?: number;
   signal?: AbortSignal;
 }
 
-const DEFAULT_DPI = 96;
-/** Acrobat's limit for a page side (200 in); a bigger image is laid on a page at a higher resolution. */
+/** Below this an image's resolution is not taken as one (0, or a unit the writer got wrong). */
+const MIN_USABLE_DPI = 10;
+/** An image without a resolution is taken at a screen's… */
+const SCREEN_DPI = 96;
+/** …unless it is longer than a screen (a full-HD one is 1920 px wide): then it is a scan or a photo, taken at SCAN_DPI. */
+const SCREEN_MAX_PIXELS = 2000;
+const SCAN_DPI = 300;
+/** A page's long side is kept between 1 in and Acrobat's limit of 200 in, by choosing the resolution. */
+const MIN_PAGE_POINTS = 72;
 const MAX_PAGE_POINTS = 14_400;
 /** Kept as they are compressed: re-encoding as lossless would only make them bigger. */
 const LOSSY: ReadonlySet<ImageType> = new Set(["jpg", "webp"]);
@@ -37,6 +51,7 @@ export async function imageToPdf(input: string, type: ImageType, output: string,
     // Only a TIFF's frames are pages; GIF and WebP frames are an animation.
     const frames = type === "tif" ? (meta.pages ?? 1) : 1;
     if (frames > opts.maxPages) throw limits(`The image has ${countOf(frames, "page")}; at most ${countOf(opts.maxPages, "page")} can be published.`);
+    await checkTotalPixels(source, frames, meta, opts);
     async function* pages(): AsyncGenerator<PdfImagePage> {
       for (let page = 0; page < frames; page++) {
         opts.signal?.throwIfAborted();
@@ -68,6 +83,29 @@ async function openSource(input: string, type: ImageType, opts: ImagePagesOption
   return (page) => sharp(input, { ...limit, page });
 }
 
+/**
+ * The pixel area of every frame from its header alone (a TIFF's directory; other formats' one
+ * frame is `first`), added up and refused past the bound before a single frame is decoded: a
+ * 500 KB TIFF of ten blank 7000 × 7000 frames would otherwise hold a conversion for minutes.
+ */
+async function checkTotalPixels(source: (page: number) => Sharp, frames: number, first: { width?: number; height?: number }, opts: ImagePagesOptions): Promise<void> {
+  const bound = opts.maxTotalPixels;
+  if (bound === undefined) return;
+  let total = 0;
+  for (let page = 0; page < frames; page++) {
+    opts.signal?.throwIfAborted();
+    const { width = 0, height = 0 } = page === 0 ? first : await source(page).metadata();
+    total += width * height;
+    if (total > bound) {
+      throw limits(`The image's ${frames > 1 ? "pages hold" : "page holds"} more than ${formatMegapixels(bound)} megapixels${frames > 1 ? " together" : ""}, beyond the limit.`);
+    }
+  }
+}
+
+function formatMegapixels(pixels: number): string {
+  return String(Math.round(pixels / 1e5) / 10);
+}
+
 async function renderPage(pipeline: Sharp, lossy: boolean): Promise<PdfImagePage> {
   const meta = await pipeline.clone().metadata();
   const gray = meta.space === "b-w" || meta.space === "grey16" || (meta.channels ?? 3) <= 2;
@@ -75,8 +113,7 @@ async function renderPage(pipeline: Sharp, lossy: boolean): Promise<PdfImagePage
   let image = pipeline.rotate().flatten({ background: "#ffffff" }).removeAlpha().toColourspace(gray ? "b-w" : "srgb");
   image = lossy ? image.jpeg({ quality: 90, chromaSubsampling: "4:4:4" }) : image.raw();
   const { data, info } = await image.toBuffer({ resolveWithObject: true });
-  const density = meta.density;
-  const dpi = Math.max(density && density >= 10 ? density : DEFAULT_DPI, (Math.max(info.width, info.height) * 72) / MAX_PAGE_POINTS);
+  const dpi = pageDpi(info.width, info.height, meta.density);
   return {
     widthPt: (info.width * 72) / dpi,
     heightPt: (info.height * 72) / dpi,
@@ -88,6 +125,20 @@ async function renderPage(pipeline: Sharp, lossy: boolean): Promise<PdfImagePage
       data: lossy ? data : deflateSync(data),
     },
   };
+}
+
+/**
+ * The resolution an image is laid on its page at: its own when it has a usable one; without, 96
+ * dpi for an image no longer than 2000 px (a screenshot, a web picture), else 300 dpi (a scan or
+ * a photo: an A4 page scanned at 300 dpi is 2480 × 3508 pixels); then raised or lowered so that the long
+ * side is between 1 in and 200 in (a 1 × 1 pixel image is a 1 in page: at 0.75 pt, pdftoppm
+ * refused to render it).
+ */
+export function pageDpi(width: number, height: number, density: number | undefined): number {
+  const long = Math.max(width, height, 1);
+  const own = density !== undefined && Number.isFinite(density) && density >= MIN_USABLE_DPI ? density : undefined;
+  const dpi = own ?? (long > SCREEN_MAX_PIXELS ? SCAN_DPI : SCREEN_DPI);
+  return Math.max(Math.min(dpi, (long * 72) / MIN_PAGE_POINTS), (long * 72) / MAX_PAGE_POINTS);
 }
 
 /** The first image descriptor's size, skipping the colour table and extension blocks; null if none is found early. */

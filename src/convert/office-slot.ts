@@ -147,12 +147,13 @@ export class OfficeSlot {
   }
 
   /**
-   * `input` and `output` are in the slot's ioDir, the only data folder soffice can see.
+   * `input` and `output` are in the slot's ioDir, the only data folder soffice can see;
+   * `importFilter` ({ name, options }) replaces LibreOffice's type detection.
    * `timeoutMs` is processor time, of soffice's and the helper's processes together (cpu-watch.ts):
    * past it, "timeout"; a conversion held back by the machine (no processor time for the stall
    * window, or WALL_ALLOWANCE × the limit on the clock) is "stalled". The owner kills the slot then.
    */
-  run(input: string, output: string, timeoutMs: number, signal?: AbortSignal): Promise<SlotResult> {
+  run(input: string, output: string, timeoutMs: number, signal?: AbortSignal, importFilter?: { name: string; options?: string }): Promise<SlotResult> {
     const helper = this.helper;
     const view = this.view;
     if (!helper?.stdin || !view || this.deathReason !== undefined) {
@@ -181,7 +182,7 @@ export class OfficeSlot {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.onDeath.add(onDied);
       this.replies.set(id, (reply) => finish(toResult(reply)));
-      helper.stdin!.write(`${JSON.stringify({ id, input, output })}\n`);
+      helper.stdin!.write(`${JSON.stringify({ id, input, output, importFilter })}\n`);
     });
   }
 

@@ -25,10 +25,19 @@ export interface OfficeConverterOptions {
   sandbox: SandboxSettings;
 }
 
+/** An import filter chosen by the caller instead of LibreOffice's type detection. */
+export interface ImportFilter {
+  /** A filter's UI-independent name, as in LibreOffice's filter list ("Text (encoded)"). */
+  name: string;
+  /** Its FilterOptions string (for "Text (encoded)": "UTF8,LF,,,"). */
+  options?: string;
+}
+
 interface Job {
   input: string;
   output: string;
   signal: AbortSignal | undefined;
+  importFilter: ImportFilter | undefined;
   resolve: () => void;
   reject: (e: unknown) => void;
   dequeue: () => void;
@@ -104,7 +113,7 @@ export class OfficeConverter {
     this.dispatch();
   }
 
-  async convert(inputPath: string, outputPdfPath: string, signal?: AbortSignal): Promise<void> {
+  async convert(inputPath: string, outputPdfPath: string, signal?: AbortSignal, importFilter?: ImportFilter): Promise<void> {
     const input = resolvePath(inputPath);
     // A missing input is the caller's bug; LibreOffice would report it as an unreadable document.
     if (!(await stat(input).then((s) => s.isFile(), () => false))) {
@@ -130,6 +139,7 @@ export class OfficeConverter {
         input,
         output: resolvePath(outputPdfPath),
         signal,
+        importFilter,
         resolve,
         reject,
         dequeue: () => signal?.removeEventListener("abort", onAbort),
@@ -181,7 +191,7 @@ export class OfficeConverter {
       // A copy, not the caller's path: soffice sees this folder and nothing else of the data
       // folder. The neutral name is what a FILENAME field would print.
       await copyFile(job.input, join(dir, "document"));
-      result = await s.slot.run(join(dir, "document"), join(dir, "out.pdf"), this.opts.timeoutMs, job.signal);
+      result = await s.slot.run(join(dir, "document"), join(dir, "out.pdf"), this.opts.timeoutMs, job.signal, job.importFilter);
       s.slot.conversions++;
       // Kill before answering: the caller may rely on the old soffice being gone.
       if (!result.ok && result.kind !== "encrypted" && result.kind !== "corrupt") await s.slot.stop();

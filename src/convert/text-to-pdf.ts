@@ -3,12 +3,12 @@ import { open, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { decode, detectText } from "../detect/text.ts";
 import { ConversionError } from "./conversion-error.ts";
-import type { OfficeConverter } from "./office-to-pdf.ts";
+import type { ImportFilter, OfficeConverter } from "./office-to-pdf.ts";
 
 /**
  * A plain-text document as a PDF: the text is decoded in the encoding detection found (UTF-8,
  * UTF-16 with a BOM, Windows-1252), cleaned of control characters, written as UTF-8 with a BOM,
- * and laid out as pages by LibreOffice Writer on the warm office slots. Writer brings what a
+ * and laid out as pages by LibreOffice Writer's plain-text importer on the warm office slots. Writer brings what a
  * hand-made layout would lack: line wrapping, font fallback for any script (CJK, Arabic, Cyrillic),
  * right-to-left shaping, and a real text layer for search and selection. LibreOffice left to guess
  * alone reads a BOM-less Latin-1 file as UTF-8 and garbles every accent; the BOM settles it.
@@ -19,6 +19,14 @@ export interface TextToPdfOptions {
   maxBytes: number;
   signal?: AbortSignal;
 }
+
+/**
+ * Writer's plain-text importer, forced: left to its type detection LibreOffice reads a "text" that
+ * holds HTML as a web page, SVG as a drawing and WordML as a Word document. The options are the
+ * encoding of the file we write (UTF-8, whatever the upload's was: it is decoded above), LF line
+ * ends, and the default font and language.
+ */
+const PLAIN_TEXT: ImportFilter = { name: "Text (encoded)", options: "UTF8,LF,,," };
 
 /** Enough to tell the encoding, as at upload (src/detect/text.ts). */
 const SAMPLE_BYTES = 64 * 1024;
@@ -39,7 +47,7 @@ export async function textToPdf(
   const prepared = join(dirname(output), `text-${randomUUID()}.txt`);
   try {
     await writeFile(prepared, `\uFEFF${clean(text)}`, "utf8");
-    await office.convert(prepared, output, opts.signal);
+    await office.convert(prepared, output, opts.signal, PLAIN_TEXT);
   } finally {
     await rm(prepared, { force: true });
   }

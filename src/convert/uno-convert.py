@@ -4,9 +4,11 @@
     uno-convert.py PIPE_NAME CONNECT_TIMEOUT_S WARM_DIR SOFFICE_PGID
 
 Connects to a soffice started with --accept=pipe,name=PIPE_NAME;urp; then answers one JSON
-request per stdin line, {"id", "input", "output"}, with one JSON line on stdout:
+request per stdin line, {"id", "input", "output"[, "importFilter"]}, with one JSON line on stdout:
 {"id", "ok": true, "filter"} or {"id", "ok": false, "kind": "encrypted"|"corrupt"|"crash", "message"}.
-The first line is {"ready": true} once connected and warm. Time limits are not kept here:
+The first line is {"ready": true} once connected and warm. A request may add "importFilter":
+{"name", "options"}: the document is then opened with that import filter and its options instead
+of LibreOffice's type detection (a plain-text upload must be read as text, whatever it holds). Time limits are not kept here:
 the Node side owns the timeout and kills soffice and this process together.
 """
 import json
@@ -144,7 +146,7 @@ class Slot:
         return call.result
 
     def convert(self, req):
-        res = self.on_main_thread(lambda: convert(self.desktop, req["input"], req["output"]))
+        res = self.on_main_thread(lambda: convert(self.desktop, req["input"], req["output"], req.get("importFilter")))
         # A RuntimeException can mean a broken file or a dying soffice; the bridge's disposing
         # notice may trail the exception a little, so give it a moment before calling it a file error.
         if res.pop("runtime_error", False) and self.gone.wait(0.5):
@@ -200,9 +202,16 @@ def close(doc):
         doc.dispose()
 
 
-def convert(desktop, input_path, output_path):
+def import_filter(chosen):
+    """The import filter chosen by the Node side, as FilterName/FilterOptions properties, or ()."""
+    if not chosen:
+        return ()
+    return (prop("FilterName", str(chosen["name"])), prop("FilterOptions", str(chosen.get("options") or "")))
+
+
+def convert(desktop, input_path, output_path, chosen_filter=None):
     handler = Handler()
-    args = (
+    args = import_filter(chosen_filter) + (
         prop("Hidden", True),
         prop("ReadOnly", True),
         prop("MacroExecutionMode", 0),  # com.sun.star.document.MacroExecMode.NEVER_EXECUTE

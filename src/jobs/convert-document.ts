@@ -34,7 +34,13 @@ const FORMAT_MESSAGE = "The file is not a supported document (PDF, an office doc
  * ranges become jobs of their own (convert-pages.ts) that any worker may take, and this job ends.
  * The range done last enqueues this kind again, which then publishes what the ranges made.
  */
-export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
+/** The document step's settings beyond the shared steps'. */
+export interface ConvertDocumentDeps extends ConvertDeps {
+  /** Pixels of all the frames of an image document together (QUIRE_MAX_IMAGE_MEGAPIXELS); unset, no bound of its own. */
+  maxImagePixels?: number;
+}
+
+export function convertDocumentHandler(deps: ConvertDocumentDeps): JobHandler {
   return {
     async run({ job, signal }) {
       const doc = await deps.store.documents.getForConversion(job.documentId);
@@ -95,8 +101,8 @@ export function convertDocumentHandler(deps: ConvertDeps): JobHandler {
 }
 
 /** Every format but PDF becomes a PDF: office formats in LibreOffice, images by sharp, text laid out by Writer. */
-async function toPdf(deps: ConvertDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
-  if (isImageType(type)) await imageToPdf(original, type, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, signal });
+async function toPdf(deps: ConvertDocumentDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
+  if (isImageType(type)) await imageToPdf(original, type, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, maxTotalPixels: deps.maxImagePixels, signal });
   else if (type === "txt") await textToPdf(original, pdf, deps.office, { maxBytes: MAX_TEXT_BYTES, signal });
   else await deps.office.convert(original, pdf, signal);
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { BmpError, decodeBmp } from "../../src/convert/bmp-decode.ts";
 import { ConversionError } from "../../src/convert/conversion-error.ts";
-import { imageToPdf } from "../../src/convert/image-pages.ts";
+import { imageToPdf, pageDpi } from "../../src/convert/image-pages.ts";
 import type { ImageType } from "../../src/domain/formats.ts";
 import { detectFormat } from "../../src/detect/detect-format.ts";
 import { withTempDir } from "../helpers/detect-cases.ts";
@@ -73,6 +73,43 @@ test("the page takes the image's resolution: a 300 dpi scan is its real size", a
   });
 });
 
+test("an image without a resolution: 96 dpi up to 2000 px long, else 300 dpi; the long side between 1 in and 200 in", async () => {
+  const inches = (w: number, h: number, density?: number) => {
+    const dpi = pageDpi(w, h, density);
+    return [Math.round((w / dpi) * 100) / 100, Math.round((h / dpi) * 100) / 100];
+  };
+  assert.deepEqual(inches(1920, 1080), [1920 / 96, 11.25], "a full-HD screenshot at 96 dpi");
+  assert.deepEqual(inches(2560, 1440), [8.53, 4.8], "longer than 2000 px: a scan or a photo, at 300 dpi");
+  assert.deepEqual(inches(2480, 3508), [8.27, 11.69], "an A4 scan without a resolution is A4");
+  assert.deepEqual(inches(409, 92), [4.26, 0.96], "the small scan of issue 27");
+  assert.deepEqual(inches(1, 1), [1, 1], "1 × 1 pixel: a 1 in page, not 0.75 pt");
+  assert.deepEqual(inches(3, 2), [1, 0.67]);
+  assert.deepEqual(inches(20000, 20), [66.67, 0.07], "a 20000 × 20 strip, at 300 dpi");
+  assert.deepEqual(inches(80000, 20, 100), [200, 0.05], "200 in long at most, Acrobat's limit");
+  assert.deepEqual(inches(640, 480, 200), [3.2, 2.4], "a resolution of its own is kept");
+  assert.deepEqual(inches(640, 480, 5), [6.67, 5], "below 10 dpi it is not one");
+  assert.deepEqual(inches(100, 100, 100_000), [1, 1], "nor does it make a page smaller than 1 in");
+});
+
+test("1-bit WhiteIsZero and 16-bit images become white pages with black text", async () => {
+  await withTempDir(async (dir) => {
+    const photo = join(FIXTURES, "ocr-phototest-tesseract.tif");
+    const fax = join(dir, "fax.tif");
+    await sharp(photo).toColourspace("b-w").extractChannel(0).tiff({ compression: "ccittfax4", bitdepth: 1, miniswhite: true }).toFile(fax);
+    const { data, info } = await sharp(photo).toColourspace("b-w").raw().toBuffer({ resolveWithObject: true });
+    const deep = join(dir, "deep.png");
+    await sharp(Uint16Array.from(data, (v) => v * 257), { raw: { width: info.width, height: info.height, channels: 1 } }).toColourspace("grey16").png().toFile(deep);
+    for (const [path, type] of [[fax, "tif"], [deep, "png"]] as const) {
+      const pdf = join(dir, `${type}.pdf`);
+      await imageToPdf(path, type, pdf, LIMITS);
+      const page = await renderFirstPage(pdf, dir);
+      const mean = page.data.reduce((sum, v) => sum + v, 0) / page.data.length;
+      const dark = page.data.filter((v) => v < 128).length / page.data.length;
+      assert.ok(mean > 200 && dark > 0.01 && dark < 0.2, `${type}: white paper, some black ink (mean ${mean}, dark share ${dark})`);
+    }
+  });
+});
+
 test("EXIF orientation is applied, and transparency is laid on white", async () => {
   await withTempDir(async (dir) => {
     // 60 wide, 20 tall as stored; orientation 6 says "rotate 90° clockwise to view": 20 wide, 60 tall.
@@ -100,6 +137,21 @@ test("limits and damage: pixel limit, frame count, decompression bomb, truncated
     await rejectsWithKind(imageToPdf(join(FIXTURES, "bad/jpg-truncated-pillow.jpg"), "jpg", out, LIMITS), "corrupt");
     await writeFile(join(dir, "cut.png"), (await readFile(join(FIXTURES, "img-photo-tika.png"))).subarray(0, 200));
     await rejectsWithKind(imageToPdf(join(dir, "cut.png"), "png", out, LIMITS), "corrupt");
+  });
+});
+
+test("the frames' pixels together are bounded, from their headers: a TIFF over the bound fails with 'limits'", async () => {
+  await withTempDir(async (dir) => {
+    const tiff = join(dir, "frames.tif");
+    // Five 1000 × 1000 frames: 5 megapixels together.
+    const frame = await sharp({ create: { width: 1000, height: 1000, channels: 3, background: "#ffffff" } }).png().toBuffer();
+    await writeFile(tiff, await sharp(Array<Buffer>(5).fill(frame), { join: { animated: true } }).tiff({ compression: "lzw" }).toBuffer());
+    assert.equal((await sharp(tiff).metadata()).pages, 5);
+    const out = join(dir, "out.pdf");
+    await rejectsWithKind(imageToPdf(tiff, "tif", out, { ...LIMITS, maxTotalPixels: 4_999_999 }), "limits");
+    assert.equal((await imageToPdf(tiff, "tif", out, { ...LIMITS, maxTotalPixels: 5_000_000 })).pageCount, 5);
+    // One frame alone is bounded too.
+    await rejectsWithKind(imageToPdf(join(FIXTURES, "img-photo-tika.png"), "png", out, { ...LIMITS, maxTotalPixels: 1000 }), "limits");
   });
 });
 

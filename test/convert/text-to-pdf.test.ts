@@ -89,3 +89,33 @@ test("clean(): line ends, form feeds and control characters", () => {
   assert.equal(clean("tab\tkept\u0000\u0007\u001b\u0085\u009f gone"), "tab\tkept gone");
   assert.equal(clean("Ελληνικά 日本語 عربي"), "Ελληνικά 日本語 عربي");
 });
+
+test("HTML, SVG and WordML sent as text are published as their literal text, never rendered", SLOW, async () => {
+  const dir = await mkdtemp(join(workDir, "in-"));
+  const cases: Array<[string, string, string[]]> = [
+    [
+      "page.txt",
+      `<!DOCTYPE html>\n<html><head><title>Shown title</title></head>\n<body><h1>Heading</h1><p>Para <b>bold</b></p><img src="http://127.0.0.1:9/x.png"></body></html>\n`,
+      ["<!DOCTYPE html>", "<h1>Heading</h1><p>Para <b>bold</b></p>", '<img src="http://127.0.0.1:9/x.png">'],
+    ],
+    [
+      "drawing.txt",
+      `<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><text x="10" y="50">Drawn words</text></svg>\n`,
+      ['<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100">', '<text x="10" y="50">Drawn words</text></svg>'],
+    ],
+    [
+      "word.txt",
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<?mso-application progid="Word.Document"?>\n<w:wordDocument xmlns:w="http://schemas.microsoft.com/office/word/2003/wordml"><w:body><w:p><w:r><w:t>Parsed words</w:t></w:r></w:p></w:body></w:wordDocument>\n`,
+      ['<?mso-application progid="Word.Document"?>', "<w:p><w:r><w:t>Parsed words</w:t></w:r></w:p>"],
+    ],
+  ];
+  for (const [name, body, phrases] of cases) {
+    const input = join(dir, name);
+    await writeFile(input, body);
+    const pdf = await convert(input);
+    assert.equal(pdf.pages, 1, name);
+    // Writer wraps a long line where a space was; compare without white space.
+    const flat = pdf.text.replace(/\s+/g, "");
+    for (const phrase of phrases) assert.ok(flat.includes(phrase.replace(/\s+/g, "")), `${name}: ${JSON.stringify(phrase)} in ${JSON.stringify(pdf.text)}`);
+  }
+});

@@ -1,4 +1,5 @@
 import { crc32, createDeflateRaw } from "node:zlib";
+import sharp from "sharp";
 import { zipOf } from "./zip-writer.ts";
 
 /** Generated hostile inputs for test/system/hostile-files.test.ts; each is built in memory, in a second or less. */
@@ -118,4 +119,16 @@ export function deeplyNestedPdf(depth: number): Buffer {
 /** RTF groups nested `depth` deep. */
 export function deeplyNestedRtf(depth: number): Buffer {
   return Buffer.from(`{\\rtf1\\ansi ${"{".repeat(depth)}deep${"}".repeat(depth)}}`);
+}
+
+/**
+ * A multi-page TIFF of `frames` blank `side` × `side` frames, 1-bit and CCITT G4-compressed, so a
+ * few hundred megapixels weigh a few tens of KB (issue 23 item 5: ten 7000 × 7000 frames, 477 KB,
+ * held a conversion slot 239 s).
+ */
+export async function blankFramesTiff(frames: number, side: number): Promise<Buffer> {
+  return sharp({ create: { width: side, height: side * frames, channels: 3, background: "#ffffff", pageHeight: side }, limitInputPixels: false })
+    .toColourspace("b-w")
+    .tiff({ compression: "ccittfax4", bitdepth: 1 })
+    .toBuffer();
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
-import { deeplyNestedOdt, deeplyNestedPdf, deeplyNestedRtf, hugePagePdf, manyObjectsPdf, zipBombOdt } from "../helpers/hostile-files.ts";
+import { blankFramesTiff, deeplyNestedOdt, deeplyNestedPdf, deeplyNestedRtf, hugePagePdf, manyObjectsPdf, zipBombOdt } from "../helpers/hostile-files.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { settled } from "../helpers/poll.ts";
 import { listFiles, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -35,6 +35,8 @@ const CASES: Case[] = [
   { name: "PDF with an array nested 100,000 deep", file: () => deeplyNestedPdf(100_000), expect: { state: "A" } },
   { name: "RTF with groups nested 100,000 deep", file: () => deeplyNestedRtf(100_000), expect: { state: "A" } },
   { name: "ODT with sections nested 10,000 deep", file: () => deeplyNestedOdt(10_000), expect: { state: "A" } },
+  // Under the per-frame limit each, 490 megapixels together: over QUIRE_MAX_IMAGE_MEGAPIXELS' default (issue 23 item 5).
+  { name: "TIFF of 10 blank 7000 × 7000 frames", file: () => blankFramesTiff(10, 7000), expect: { state: "F", codes: [5] } },
 ];
 
 describe("hostile generated files", { timeout: 170_000 }, () => {
