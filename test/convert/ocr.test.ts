@@ -102,13 +102,19 @@ describe("OCR of a page", () => {
 
   it("fails with 'limits' when a page takes longer than its time limit, and leaves no tesseract behind", async () => {
     const dir = await mkdtemp(join(scratch, "limit-"));
+    // Limits are processor time, looked at once a second (cpu-watch.ts): the page must take Tesseract
+    // longer than that, so it is read at four times its size.
+    const big = join(scratch, "big-phototest.png");
+    const meta = await sharp(PHOTOTEST).metadata();
+    await sharp(PHOTOTEST).resize((meta.width ?? 1000) * 4).png().toFile(big);
     await assert.rejects(
-      ocrPage(PHOTOTEST, { ...OPTS, timeoutMs: 1, tmpDir: dir }),
+      ocrPage(big, { ...OPTS, timeoutMs: 1, tmpDir: dir }),
       (e: unknown) => e instanceof ConversionError && e.kind === "limits" && e.code === 5,
     );
     assert.deepEqual(await readdir(dir), []);
     assert.deepEqual(tesseractsWith(dir), []);
     await rm(dir, { recursive: true });
+    await rm(big);
   });
 
   it("on abort kills tesseract at once and removes its files", async () => {
