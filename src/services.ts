@@ -13,7 +13,10 @@ export interface Services {
 
 /** Opens the store (running migrations) and the blob store named by the configuration. */
 export async function openServices(config: Readonly<Config>): Promise<Services> {
-  const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
+  const store = await openStore(config.databaseUrl, {
+    secretKeys: config.secretKeys,
+    searchLimits: { concurrency: config.searchConcurrency, queue: config.searchQueue },
+  });
   const opened = await openBlobStore(config);
   return {
     store,
