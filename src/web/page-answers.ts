@@ -88,6 +88,11 @@ export class AnswerCache {
     this.cache = new SizeBoundedLru<string, Answer>({ maxTotal: maxBytes, maxEntry: maxBytes / 4 }, (_k, a) => a.size);
   }
 
+  /** Whether the answer is kept or being built: asking for it now builds nothing. */
+  has(key: string): boolean {
+    return this.building.has(key) || this.cache.has(key);
+  }
+
   async get(key: string, build: () => Promise<string | Buffer>): Promise<{ answer: Answer; built: boolean }> {
     const kept = this.cache.get(key);
     if (kept) return { answer: kept, built: false };
