@@ -2,6 +2,7 @@
  * One search thread of the pool (sqlite-search-pool.ts): its own read-only connection to the
  * database file, and FTS5 searches run on it one at a time, as the main thread asks.
  */
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
@@ -20,6 +21,14 @@ export type SearchAnswer =
   | { id: number; ok: false; message: string; code?: string };
 
 const { file } = workerData as { file: string };
+// On Linux a thread has a nice value of its own (setpriority on the calling thread): searches give
+// way to the event loop when the cores are busy, so a flood of costly queries slows searches, not
+// every other request. Elsewhere, or where it is refused, the thread keeps the process's priority.
+try {
+  setPriority(10);
+} catch {
+  // not permitted here: same priority as the event loop
+}
 // Read-only: a search never writes, and a bug here could not either. WAL lets it read beside the writer.
 const conn = new SQLite(file, { readonly: true, fileMustExist: true });
 conn.pragma("busy_timeout = 5000");
