@@ -20,8 +20,9 @@ export class Answer {
   readonly etag: string;
   private readonly encoded = new Map<Encoding, Promise<Buffer>>();
 
-  constructor(readonly body: Buffer) {
-    this.etag = createHash("sha256").update(body).digest("base64url").slice(0, 27);
+  /** `etag`: the body's, when it was already computed where the body was made (a thread). */
+  constructor(readonly body: Buffer, etag?: string) {
+    this.etag = etag ?? createHash("sha256").update(body).digest("base64url").slice(0, 27);
   }
 
   /** Bytes held, counting both compressed forms at a fraction of the body each (they are much smaller); fixed, as the LRU needs. */

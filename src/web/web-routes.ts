@@ -15,6 +15,7 @@ import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-p
 import { publicSearch, registerSearchRoutes, searchQueryOf } from "./search-routes.ts";
 import { anonymousBudget, searchBusy, tooManyRequests } from "./anonymous-budget.ts";
 import { askedSearch, readerQueryText, readerVariant } from "./reader-address.ts";
+import { readerRenderPool } from "./reader-render-pool.ts";
 import { SearchBusyError } from "../store/search-gate.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
@@ -85,6 +86,8 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     });
   const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
   const budget = anonymousBudget({ burst: deps.config.anonymousBurst, perSecond: deps.config.anonymousPerSecond });
+  const readerSearches = readerRenderPool({ queue: deps.config.searchQueue });
+  app.addHook("onClose", () => readerSearches.close());
 
   const notFound = (reply: FastifyReply) => {
     setPageHeaders(reply, { frameable: false, noindex: true });
@@ -195,15 +198,25 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
       const build = async () => {
         const text = await readText(doc.blobId, doc.pageCount);
-        return readerPage({
-          doc, pageHtml: text.html, origin: base, assets, embed, startPage, query,
-          hits: query ? searchPages(text, query) : undefined,
-          consented,
-          consentHref: `?${params.toString()}`,
-        }).value;
+        return readerPage({ doc, pageHtml: text.html, origin: base, assets, embed, startPage, query, hits: undefined, consented, consentHref: `?${params.toString()}` }).value;
       };
-      // A search is one reader's: built and compressed for it, not kept in place of the pages everyone reads.
-      const { answer, built } = query ? { answer: new Answer(Buffer.from(await build())), built: true } : await answers.get(key, build);
+      // A search is one reader's: built (off the event loop) and compressed for it, not kept in place of the pages everyone reads.
+      let found: { answer: Answer; built: boolean };
+      if (query) {
+        const text = await readText(doc.blobId, doc.pageCount);
+        const view = { doc, origin: base, embed, startPage, query, consented, consentHref: `?${params.toString()}` };
+        const page = await readerSearches
+          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view)
+          .catch((err: unknown) => {
+            if (err instanceof SearchBusyError) return undefined;
+            throw err;
+          });
+        if (!page) return searchBusy(reply, assets);
+        found = { answer: new Answer(page.body, page.etag), built: true };
+      } else {
+        found = await answers.get(key, build);
+      }
+      const { answer, built } = found;
       // Says whether this request built the page (tests and operators see the cache working).
       reply.header("x-cache", built ? "miss" : "hit");
       return sendAnswer(req, reply, answer, HTML, REVALIDATE);
