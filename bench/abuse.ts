@@ -15,20 +15,19 @@
  *
  * `npm run bench -- abuse`.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { QuireClient, unwrap } from "../src/client/quire-client.ts";
+import { QuireClient } from "../src/client/quire-client.ts";
 import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
 import { newStoreDoc, publishWithText } from "../test/helpers/search-docs.ts";
-import { exited } from "../test/helpers/server-process.ts";
-import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
+import { startTestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { readerQueryText } from "../src/web/reader-address.ts";
 import { exec } from "./bench-common.ts";
+import { publishAndWait, percentile, startCompiledServer, type CompiledServer } from "./compiled-server.ts";
 
 const CLIENTS = 8;
 const PHASE_MS = 10_000;
@@ -44,50 +43,6 @@ const WORDS = Array.from({ length: 64 }, (_, i) => `w${(i * 7919 + 1000).toStrin
 const LOREM = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split(" ");
 /** 64 words each on every page of the dense document: every page is a hit. */
 const READER_QUERY = Array.from({ length: 64 }, (_, i) => LOREM[i % LOREM.length]).join(" ");
-
-interface Server {
-  url: string;
-  pid: number;
-  rssBytes(): Promise<number>;
-  cpuSeconds(): Promise<number>;
-  kill(): Promise<void>;
-}
-
-async function startCompiledServer(dist: string, dataDir: string, env: Record<string, string>): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [join(dist, "cli", "main.js"), "serve", "--no-worker"], {
-    env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent", QUIRE_ALLOWED_HOSTS: "127.0.0.1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c.toString();
-      const m = /Quire listening on (http:\/\/[^\s]+) /.exec(out);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", () => reject(new Error(`quire serve ended before it listened:\n${out}`)));
-  });
-  const stat = async () => (await readFile(`/proc/${child.pid}/stat`, "utf8")).split(")").pop()!.trim().split(" ");
-  return {
-    url,
-    pid: child.pid!,
-    async rssBytes() {
-      const kb = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, "utf8"));
-      return Number(kb?.[1]) * 1024;
-    },
-    // utime and stime (fields 14 and 15, in clock ticks of 1/100 s): every thread of the process, search threads included.
-    cpuSeconds: async () => {
-      const f = await stat();
-      return (Number(f[11]) + Number(f[12])) / 100;
-    },
-    async kill() {
-      child.kill("SIGTERM");
-      await exited(child);
-    },
-  };
-}
 
 const agents = new Map<string, Agent>();
 const agentFor = (localAddress: string) => {
@@ -107,7 +62,6 @@ function get(url: string, localAddress = "127.0.0.1", headers: Record<string, st
   });
 }
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 interface Phase {
@@ -116,7 +70,7 @@ interface Phase {
 }
 
 /** `paths` requested back to back by CLIENTS clients, each from its own address, while /healthz is probed. */
-async function phase(server: Server, paths: string[]): Promise<Phase> {
+async function phase(server: CompiledServer, paths: string[]): Promise<Phase> {
   const until = performance.now() + PHASE_MS;
   const result: Phase = { healthz: [], statuses: new Map() };
   const client = async (i: number) => {
@@ -140,27 +94,17 @@ async function phase(server: Server, paths: string[]): Promise<Phase> {
   return result;
 }
 
-async function publish(server: TestServer, client: QuireClient, path: string, title: string): Promise<string> {
-  const id = (unwrap(await client.upload(path, { title })).document as { documentId: string }).documentId;
-  for (;;) {
-    const doc = await server.services.store.documents.getForConversion(id);
-    if (doc?.state === "A") return `/${doc.username}/docs/${doc.name}`;
-    if (doc?.state !== "P") throw new Error(`${title}: conversion ended ${doc?.state} (${doc?.errorMessage})`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 export async function benchAbuse(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), "quire-bench-abuse-"));
   const converter = await startTestServer();
   const dist = join(ROOT, ".tmp", `bench-abuse-dist-${process.pid}`);
-  let server: Server | undefined;
+  let server: CompiledServer | undefined;
   try {
     const pdf = join(scratch, "dense.pdf");
     await writeDenseTextPdf(pdf, { pages: DENSE_PAGES });
     const worker = await startTestWorker(converter, { startOffice: false, jobTimeoutMs: 900_000 });
     const client = new QuireClient({ baseUrl: converter.url, apiKey: converter.account.apiKey, apiSecret: converter.account.apiSecret });
-    const dense = await publish(converter, client, pdf, "Dense text");
+    const dense = await publishAndWait(converter, client, pdf, "Dense text");
     await worker.stop();
     const store = converter.services.store;
     const accountId = (await store.publicPages.accountByUsername(converter.account.username))!.id;
@@ -184,7 +128,7 @@ export async function benchAbuse(): Promise<void> {
     };
 
     for (const [label, env] of [["default budget", {}], ["budget off", { QUIRE_ANONYMOUS_PER_SECOND: "0" }]] as const) {
-      server = await startCompiledServer(dist, converter.dataDir, env);
+      server = await startCompiledServer(dist, converter.dataDir, { QUIRE_ALLOWED_HOSTS: "127.0.0.1", ...env });
       // Warm-up: code compiled, the search thread started, the dense document's text model built.
       await get(server.url + costly.search);
       await get(server.url + costly.readerSearch);
