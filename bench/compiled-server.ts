@@ -35,6 +35,11 @@ export async function startCompiledServer(dist: string, dataDir: string, env: Re
     child.stderr.on("data", onData);
     child.once("exit", () => reject(new Error(`quire serve ended before it listened:\n${out}`)));
   });
+  // A server that ends before the benchmark stops it says why (onData keeps collecting its output).
+  let stopping = false;
+  child.once("exit", (code, signal) => {
+    if (!stopping) process.stderr.write(`quire serve ended (${code ?? signal}) during the benchmark:\n${out.slice(-4000)}\n`);
+  });
   return {
     url,
     async rssBytes() {
@@ -47,6 +52,7 @@ export async function startCompiledServer(dist: string, dataDir: string, env: Re
       return (Number(f[11]) + Number(f[12])) / 100;
     },
     async kill() {
+      stopping = true;
       child.kill("SIGTERM");
       await exited(child);
     },

@@ -10,7 +10,13 @@ const brotliAsync = promisify(brotliCompress);
 /** Below this a compressed body saves less than its headers cost. */
 const COMPRESS_FROM = 1024;
 
-type Encoding = "br" | "gzip";
+export type Encoding = "br" | "gzip";
+
+/** The compression of each encoding, as every answer is compressed (brotli 5, gzip 6). */
+export const COMPRESSION = {
+  br: (size: number) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: size } }),
+  gzip: { level: 6 },
+} as const;
 
 /**
  * A generated body, its strong ETag, and its compressed forms, each made once when first asked for.
@@ -30,13 +36,19 @@ export class Answer {
     return Math.ceil(this.body.length * 1.6);
   }
 
+  /** Takes a compressed form made elsewhere (a thread), with the same settings as `compressed` uses. */
+  withEncoded(encoding: Encoding, bytes: Buffer): this {
+    this.encoded.set(encoding, Promise.resolve(bytes));
+    return this;
+  }
+
   compressed(encoding: Encoding): Promise<Buffer> {
     let p = this.encoded.get(encoding);
     if (!p) {
       // Brotli at 5 compresses text better than gzip's 6 at about its speed; 11 would take seconds for a big reader.
       p = encoding === "br"
-        ? brotliAsync(this.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: this.body.length } })
-        : gzipAsync(this.body, { level: 6 });
+        ? brotliAsync(this.body, COMPRESSION.br(this.body.length))
+        : gzipAsync(this.body, COMPRESSION.gzip);
       this.encoded.set(encoding, p);
       p.catch(() => this.encoded.delete(encoding));
     }
@@ -60,8 +72,13 @@ export function acceptedEncoding(header: string | string[] | undefined): Encodin
  * Sends an answer with its strong ETag (each encoding its own, as a strong ETag must), 304 when the
  * client has it, compressed when the client takes it and it is worth it.
  */
+/** The encoding `sendAnswer` will send this body in, if any. */
+export function encodingFor(req: FastifyRequest, bodyBytes: number, contentType: string): Encoding | undefined {
+  return bodyBytes >= COMPRESS_FROM && !contentType.startsWith("image/") ? acceptedEncoding(req.headers["accept-encoding"]) : undefined;
+}
+
 export async function sendAnswer(req: FastifyRequest, reply: FastifyReply, answer: Answer, contentType: string, cacheControl: string) {
-  const encoding = answer.body.length >= COMPRESS_FROM && !contentType.startsWith("image/") ? acceptedEncoding(req.headers["accept-encoding"]) : undefined;
+  const encoding = encodingFor(req, answer.body.length, contentType);
   const etag = encoding === undefined ? `"${answer.etag}"` : `"${answer.etag}-${encoding === "gzip" ? "gz" : "br"}"`;
   reply.header("etag", etag).header("cache-control", cacheControl).header("vary", "accept-encoding");
   if (etagMatches(req.headers["if-none-match"], etag)) return reply.code(304).send();

@@ -15,6 +15,8 @@ const ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./reader-render-worker.
 export interface RenderedPage {
   body: Buffer;
   etag: string;
+  /** The body in the encoding asked for, when one was. */
+  encoded: Buffer | undefined;
 }
 
 export function readerRenderPool(opts: { queue: number }) {
@@ -41,7 +43,8 @@ export function readerRenderPool(opts: { queue: number }) {
       if (!p || p.id !== a.id) return;
       pending = undefined;
       w.unref();
-      if (a.ok) p.resolve({ body: Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength), etag: a.etag });
+      const buffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+      if (a.ok) p.resolve({ body: buffer(a.body), etag: a.etag, encoded: a.encoded && buffer(a.encoded) });
       else p.reject(new Error(a.message));
     });
     w.on("error", fail);
@@ -50,13 +53,13 @@ export function readerRenderPool(opts: { queue: number }) {
     return w;
   };
 
-  const run = (textKey: string, text: () => RenderText, view: RenderTask["view"]): Promise<RenderedPage> => {
+  const run = (textKey: string, text: () => RenderText, view: RenderTask["view"], encoding: RenderTask["encoding"]): Promise<RenderedPage> => {
     worker ??= start();
     const w = worker;
     w.ref();
     const id = nextId++;
     // The text is sent only when the thread does not hold it (cloned: a few milliseconds for a large document).
-    const task: RenderTask = heldKey === textKey ? { id, textKey, view } : { id, textKey, text: text(), view };
+    const task: RenderTask = heldKey === textKey ? { id, textKey, view, encoding } : { id, textKey, text: text(), view, encoding };
     heldKey = textKey;
     return new Promise<RenderedPage>((resolve, reject) => {
       pending = { id, resolve, reject };
@@ -65,7 +68,8 @@ export function readerRenderPool(opts: { queue: number }) {
   };
 
   return {
-    render: (textKey: string, text: () => RenderText, view: RenderTask["view"]) => gate.run(() => run(textKey, text, view)),
+    render: (textKey: string, text: () => RenderText, view: RenderTask["view"], encoding: RenderTask["encoding"]) =>
+      gate.run(() => run(textKey, text, view, encoding)),
     async close() {
       const w = worker;
       worker = undefined;

@@ -6,7 +6,9 @@
 import { createHash } from "node:crypto";
 import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { searchPages, type TextModel } from "./page-text.ts";
+import { COMPRESSION, type Encoding } from "./page-answers.ts";
 import { readerPage, type ReaderView } from "./reader-page.ts";
 import { loadWebAssets } from "./web-assets.ts";
 
@@ -18,9 +20,20 @@ export interface RenderTask {
   textKey: string;
   text?: RenderText;
   view: Omit<ReaderView, "pageHtml" | "assets" | "hits">;
+  /** The encoding the reader takes (when the page is worth compressing): compressed here too, at this thread's priority. */
+  encoding: Encoding | undefined;
 }
 
-export type RenderAnswer = { id: number; ok: true; body: Uint8Array; etag: string } | { id: number; ok: false; message: string };
+export type RenderAnswer =
+  | { id: number; ok: true; body: Uint8Array; etag: string; encoded: Uint8Array | undefined }
+  | { id: number; ok: false; message: string };
+
+/** A buffer of its own (never a slice of Node's pool), so it can be handed over without a copy. */
+function own(b: Buffer): Uint8Array<ArrayBuffer> {
+  const u = new Uint8Array(b.length);
+  u.set(b);
+  return u;
+}
 
 // As the search threads: the event loop's requests go first when the cores are busy (Linux: per thread).
 try {
@@ -39,10 +52,11 @@ parentPort!.on("message", (task: RenderTask) => {
     const hits = view.query ? searchPages(held.text as TextModel, view.query) : undefined;
     const body = Buffer.from(readerPage({ ...view, pageHtml: held.text.html, assets, hits }).value);
     const etag = createHash("sha256").update(body).digest("base64url").slice(0, 27);
-    // A buffer of its own (not a slice of Node's pool), handed over without a copy.
-    const own = new Uint8Array(body.length);
-    own.set(body);
-    parentPort!.postMessage({ id: task.id, ok: true, body: own, etag } satisfies RenderAnswer, [own.buffer]);
+    const encoded = task.encoding === "br" ? own(brotliCompressSync(body, COMPRESSION.br(body.length)))
+      : task.encoding === "gzip" ? own(gzipSync(body, COMPRESSION.gzip))
+      : undefined;
+    const bytes = own(body);
+    parentPort!.postMessage({ id: task.id, ok: true, body: bytes, etag, encoded } satisfies RenderAnswer, encoded ? [bytes.buffer, encoded.buffer] : [bytes.buffer]);
   } catch (err) {
     parentPort!.postMessage({ id: task.id, ok: false, message: String((err as Error)?.message ?? err) } satisfies RenderAnswer);
   }

@@ -7,7 +7,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
-import { Answer, AnswerCache, sendAnswer } from "./page-answers.ts";
+import { Answer, AnswerCache, encodingFor, sendAnswer } from "./page-answers.ts";
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
@@ -206,13 +206,17 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         const text = await readText(doc.blobId, doc.pageCount);
         const view = { doc, origin: base, embed, startPage, query, consented, consentHref: `?${params.toString()}` };
         const page = await readerSearches
-          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view)
+          // Compressed there too, as this reader takes it (a page of text is always worth it).
+          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view, encodingFor(req, 1024, HTML))
           .catch((err: unknown) => {
             if (err instanceof SearchBusyError) return undefined;
             throw err;
           });
         if (!page) return searchBusy(reply, assets);
-        found = { answer: new Answer(page.body, page.etag), built: true };
+        const answer = new Answer(page.body, page.etag);
+        const encoding = encodingFor(req, 1024, HTML);
+        if (encoding && page.encoded) answer.withEncoded(encoding, page.encoded);
+        found = { answer, built: true };
       } else {
         found = await answers.get(key, build);
       }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import type { FastifyRequest } from "fastify";
 import type { DocumentRecord } from "../../src/domain/document.ts";
@@ -91,6 +92,26 @@ describe("reader addresses and the anonymous budget", () => {
     assert.equal(other.headers["x-cache"], "hit");
     // Every one of these requests came from one address, yet only the canonical builds took from its budget.
     assert.ok(canonical.size < 8, "the builds stayed within the budget");
+  });
+
+  test("a reader's search, built and compressed in its thread, is the same page in every encoding", async () => {
+    const url = `${web.server.url}${path}?q=courier`;
+    const plain = await fetch(url, { headers: { "accept-encoding": "identity" } });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers.get("x-cache"), "miss", "a search is built for its reader");
+    const body = await plain.text();
+    assert.match(body, /with “courier”:<\/p><ol><li>/, "the hits, found in the thread");
+    for (const encoding of ["br", "gzip"] as const) {
+      const res = await new Promise<{ headers: Record<string, unknown>; bytes: Buffer }>((resolve, reject) => {
+        request(url, { headers: { "accept-encoding": encoding }, agent: false }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve({ headers: r.headers, bytes: Buffer.concat(chunks) }));
+        }).on("error", reject).end();
+      });
+      assert.equal(res.headers["content-encoding"], encoding);
+      const decoded = encoding === "br" ? brotliDecompressSync(res.bytes) : gunzipSync(res.bytes);
+      assert.equal(decoded.toString("utf8"), body, encoding);
+    }
   });
 
   test("the canonical form of a variant: clamped page, collapsed query, known embed only", async () => {
