@@ -66,13 +66,29 @@ const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 interface Phase {
   healthz: number[];
+  /** The server's own event-loop delay over the phase (prom-client's, reset at each scrape of /metrics): p99 and max, ms. */
+  loopP99: number;
+  loopMax: number;
   statuses: Map<number, number>;
 }
 
 /** `paths` requested back to back by CLIENTS clients, each from its own address, while /healthz is probed. */
+/** The event-loop delay the server measured since the last scrape (nodejs_eventloop_lag_*_seconds), in ms. */
+async function loopDelay(server: CompiledServer): Promise<{ p99: number; max: number }> {
+  const text = await new Promise<string>((resolve, reject) => {
+    request(`${server.url}/metrics`, { agent: agentFor("127.0.0.1") }, (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (c: string) => (body += c)).on("end", () => resolve(body));
+    }).on("error", reject).end();
+  });
+  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, "m").exec(text)?.[1]) * 1000;
+  return { p99: value("nodejs_eventloop_lag_p99_seconds"), max: value("nodejs_eventloop_lag_max_seconds") };
+}
+
 async function phase(server: CompiledServer, paths: string[]): Promise<Phase> {
   const until = performance.now() + PHASE_MS;
-  const result: Phase = { healthz: [], statuses: new Map() };
+  const result: Phase = { healthz: [], statuses: new Map(), loopP99: NaN, loopMax: NaN };
+  await loopDelay(server); // resets the server's histogram: what follows is this phase's
   const client = async (i: number) => {
     const address = `127.0.0.${2 + i}`;
     for (let n = 0; performance.now() < until; n++) {
@@ -91,6 +107,7 @@ async function phase(server: CompiledServer, paths: string[]): Promise<Phase> {
     }
   };
   await Promise.all([probe(), ...(paths.length ? Array.from({ length: CLIENTS }, (_, i) => client(i)) : [])]);
+  ({ p99: result.loopP99, max: result.loopMax } = await loopDelay(server));
   return result;
 }
 
@@ -124,7 +141,7 @@ export async function benchAbuse(): Promise<void> {
     const line = (label: string, p: Phase, idle: Phase) => {
       const p99 = percentile(p.healthz, 99);
       const codes = [...p.statuses].sort().map(([c, n]) => `${n}×${c}`).join(", ");
-      return `  ${label.padEnd(36)} /healthz p50 ${percentile(p.healthz, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms = ${(p99 / percentile(idle.healthz, 99)).toFixed(2)}× idle (${p.healthz.length} probes)${codes ? `; answers ${codes}` : ""}\n`;
+      return `  ${label.padEnd(36)} /healthz p50 ${percentile(p.healthz, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms = ${(p99 / percentile(idle.healthz, 99)).toFixed(2)}× idle (${p.healthz.length} probes); event loop delay p99 ${p.loopP99.toFixed(1)} ms, max ${p.loopMax.toFixed(1)} ms${codes ? `; answers ${codes}` : ""}\n`;
     };
 
     for (const [label, env] of [["default budget", {}], ["budget off", { QUIRE_ANONYMOUS_PER_SECOND: "0" }]] as const) {
