@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -122,6 +122,27 @@ describe("the bound on searches running and waiting", () => {
       assert.equal(a.status === "fulfilled" && a.value.totalCount, 1);
       assert.ok(b.status === "rejected" && b.reason instanceof SearchBusyError, "the second is refused, not queued");
       assert.equal((await store.search.search(req)).totalCount, 1, "and the place is free again");
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a search thread that cannot open the database fails its search, not the process; the next search starts a new thread", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "quire-thread-fault-"));
+    const file = join(dir, "quire.db");
+    const store = await openStore(file, { searchLimits: { concurrency: 1, queue: 4 } });
+    const suffixes = ["", "-wal", "-shm"];
+    try {
+      const id = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+      await publishWithText(store, newStoreDoc(id, "alice", { title: "Lighthouse" }), ["A lighthouse keeper."]);
+      const req: SearchRequest = { query: parseSearchQuery("lighthouse"), scope: { kind: "public" }, startIndex: 0, pageSize: 10, maxHits: 3 };
+      // The file gone from its path before the first search: the thread's read-only open fails.
+      for (const x of suffixes) await rename(file + x, join(dir, `away.db${x}`)).catch(() => undefined);
+      await assert.rejects(store.search.search(req), (err: Error) => !(err instanceof SearchBusyError), "the search fails with the thread's error");
+      assert.deepEqual(store.search.load(), { active: 0, waiting: 0 }, "its place is free again");
+      for (const x of suffixes) await rename(join(dir, `away.db${x}`), file + x).catch(() => undefined);
+      assert.equal((await store.search.search(req)).totalCount, 1, "a new thread answers once the file is back");
     } finally {
       await store.close();
       await rm(dir, { recursive: true, force: true });
