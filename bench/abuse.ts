@@ -81,7 +81,7 @@ async function loopDelay(server: CompiledServer): Promise<{ p99: number; max: nu
       res.setEncoding("utf8").on("data", (c: string) => (body += c)).on("end", () => resolve(body));
     }).on("error", reject).end();
   });
-  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)`, "m").exec(text)?.[1]) * 1000;
+  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)`, "m").exec(text)?.[1]) * 1000;
   return { p99: value("nodejs_eventloop_lag_p99_seconds"), max: value("nodejs_eventloop_lag_max_seconds") };
 }
 
@@ -141,7 +141,7 @@ export async function benchAbuse(): Promise<void> {
     const line = (label: string, p: Phase, idle: Phase) => {
       const p99 = percentile(p.healthz, 99);
       const codes = [...p.statuses].sort().map(([c, n]) => `${n}×${c}`).join(", ");
-      return `  ${label.padEnd(36)} /healthz p50 ${percentile(p.healthz, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms = ${(p99 / percentile(idle.healthz, 99)).toFixed(2)}× idle (${p.healthz.length} probes); event loop delay p99 ${p.loopP99.toFixed(1)} ms, max ${p.loopMax.toFixed(1)} ms${codes ? `; answers ${codes}` : ""}\n`;
+      return `  ${label.padEnd(36)} /healthz p50 ${percentile(p.healthz, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms = ${(p99 / percentile(idle.healthz, 99)).toFixed(2)}× idle (${p.healthz.length} probes); event loop delay (10 ms resolution) p99 ${p.loopP99.toFixed(1)} ms, max ${p.loopMax.toFixed(1)} ms${codes ? `; answers ${codes}` : ""}\n`;
     };
 
     for (const [label, env] of [["default budget", {}], ["budget off", { QUIRE_ANONYMOUS_PER_SECOND: "0" }]] as const) {
