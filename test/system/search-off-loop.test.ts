@@ -19,7 +19,8 @@ let server: TestServer;
 
 before(async () => {
   // No anonymous budget: this test is about the event loop, not the share of one address.
-  server = await startTestServer({ QUIRE_ANONYMOUS_PER_SECOND: "0", QUIRE_SEARCH_CONCURRENCY: "1" });
+  // One search at a time and none waiting: a second search while one runs is refused.
+  server = await startTestServer({ QUIRE_ANONYMOUS_PER_SECOND: "0", QUIRE_SEARCH_CONCURRENCY: "1", QUIRE_SEARCH_QUEUE: "0" });
   const store = server.services.store;
   const me = await accountIdOf(server, callerOf(server));
   const page = Array.from({ length: 40 }, () => WORDS.join(" ")).join(" ");
@@ -48,4 +49,31 @@ test("/healthz is answered while a costly search runs in its thread; the search 
   assert.equal(answered.status, 200);
   assert.match(answered.body, /100 documents match/);
   assert.deepEqual(store.search.load(), { active: 0, waiting: 0 });
+});
+
+test("a search while every place is taken and no queue is left gets a 503 page with Retry-After, at once", async () => {
+  const store = server.services.store;
+  const heavy = `${server.url}/search?q=${encodeURIComponent(WORDS.join(" "))}`;
+  let attempts = 0;
+  for (;;) {
+    attempts++;
+    let heavyAnswered = false;
+    const first = fetch(heavy).then(async (res) => {
+      heavyAnswered = true;
+      return res.status;
+    });
+    await until(() => store.search.load().active === 1, 30_000, "the first search to take the place");
+    const second = await fetch(`${server.url}/search?q=${WORDS[1]}`);
+    const body = await second.text();
+    const firstStillRunning = !heavyAnswered;
+    assert.equal(await first, 200, "the first search answers in full");
+    // Told by order: only when the first search still held the place is the second's refusal the point.
+    if (!firstStillRunning && attempts < 5) continue;
+    assert.ok(firstStillRunning, "the first search held its place while the second was asked");
+    assert.equal(second.status, 503);
+    assert.equal(second.headers.get("retry-after"), "2");
+    assert.match(body, /<h1>Search is busy<\/h1>/);
+    break;
+  }
+  assert.equal((await fetch(`${server.url}/search?q=${WORDS[1]}`)).status, 200, "with the place free, a search is served");
 });
