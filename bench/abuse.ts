@@ -27,7 +27,7 @@ import { startTestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { readerQueryText } from "../src/web/reader-address.ts";
 import { exec } from "./bench-common.ts";
-import { publishAndWait, percentile, startCompiledServer, type CompiledServer } from "./compiled-server.ts";
+import { mb, publishAndWait, percentile, startCompiledServer, timedGet, type CompiledServer } from "./compiled-server.ts";
 
 const CLIENTS = 8;
 const PHASE_MS = 10_000;
@@ -51,18 +51,7 @@ const agentFor = (localAddress: string) => {
   return a;
 };
 
-function get(url: string, localAddress = "127.0.0.1", headers: Record<string, string> = {}): Promise<{ ms: number; status: number; bytes: number }> {
-  const start = performance.now();
-  return new Promise((resolve, reject) => {
-    request(url, { agent: agentFor(localAddress), headers }, (res) => {
-      let bytes = 0;
-      res.on("data", (c: Buffer) => (bytes += c.length));
-      res.on("end", () => resolve({ ms: performance.now() - start, status: res.statusCode ?? 0, bytes }));
-    }).on("error", reject).end();
-  });
-}
-
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const get = (url: string, localAddress = "127.0.0.1", headers: Record<string, string> = {}) => timedGet(url, agentFor(localAddress), headers);
 
 interface Phase {
   healthz: number[];

@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { request, type Agent } from "node:http";
 import { join } from "node:path";
 import { unwrap, type QuireClient } from "../src/client/quire-client.ts";
 import { exited } from "../test/helpers/server-process.ts";
@@ -71,3 +72,17 @@ export async function publishAndWait(server: TestServer, client: QuireClient, pa
 }
 
 export const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+
+/** One GET through `agent`, its body read and dropped; resolves with the milliseconds it took. */
+export function timedGet(url: string, agent: Agent, headers: Record<string, string> = {}): Promise<{ ms: number; status: number; bytes: number }> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    request(url, { agent, headers }, (res) => {
+      let bytes = 0;
+      res.on("data", (c: Buffer) => (bytes += c.length));
+      res.on("end", () => resolve({ ms: performance.now() - start, status: res.statusCode ?? 0, bytes }));
+    }).on("error", reject).end();
+  });
+}
+
+export const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);

@@ -9,7 +9,7 @@
  * `npm run bench -- reading`. Targets: `/healthz` p99 under 50 ms, memory growth under 50 MB.
  */
 import { mkdtemp, rm } from "node:fs/promises";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,7 +18,7 @@ import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
 import { startTestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
-import { publishAndWait, percentile, startCompiledServer, type CompiledServer } from "./compiled-server.ts";
+import { mb, publishAndWait, percentile, startCompiledServer, timedGet, type CompiledServer } from "./compiled-server.ts";
 
 const DENSE_PAGES = 720; // about 48 000 characters a page: ~35 MB of text
 const READERS = 8;
@@ -31,19 +31,7 @@ const ROOT = new URL("../", import.meta.url).pathname;
 
 const agent = new Agent({ keepAlive: true, maxSockets: READERS + 2 });
 
-/** One GET, its body read and dropped; resolves with the milliseconds it took. */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; status: number; bytes: number }> {
-  const start = performance.now();
-  return new Promise((resolve, reject) => {
-    request(url, { agent, headers }, (res) => {
-      let bytes = 0;
-      res.on("data", (c: Buffer) => (bytes += c.length));
-      res.on("end", () => resolve({ ms: performance.now() - start, status: res.statusCode ?? 0, bytes }));
-    }).on("error", reject).end();
-  });
-}
-
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const get = (url: string, headers: Record<string, string> = {}) => timedGet(url, agent, headers);
 
 interface Phase {
   healthz: number[];
