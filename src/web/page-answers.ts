@@ -18,6 +18,9 @@ export const COMPRESSION = {
   gzip: { level: 6 },
 } as const;
 
+/** A body's strong ETag: its SHA-256, shortened. */
+export const answerEtag = (body: Buffer) => createHash("sha256").update(body).digest("base64url").slice(0, 27);
+
 /**
  * A generated body, its strong ETag, and its compressed forms, each made once when first asked for.
  * Compression runs in zlib's thread pool (the async API), never on the event loop.
@@ -26,20 +29,13 @@ export class Answer {
   readonly etag: string;
   private readonly encoded = new Map<Encoding, Promise<Buffer>>();
 
-  /** `etag`: the body's, when it was already computed where the body was made (a thread). */
-  constructor(readonly body: Buffer, etag?: string) {
-    this.etag = etag ?? createHash("sha256").update(body).digest("base64url").slice(0, 27);
+  constructor(readonly body: Buffer) {
+    this.etag = answerEtag(body);
   }
 
   /** Bytes held, counting both compressed forms at a fraction of the body each (they are much smaller); fixed, as the LRU needs. */
   get size(): number {
     return Math.ceil(this.body.length * 1.6);
-  }
-
-  /** Takes a compressed form made elsewhere (a thread), with the same settings as `compressed` uses. */
-  withEncoded(encoding: Encoding, bytes: Buffer): this {
-    this.encoded.set(encoding, Promise.resolve(bytes));
-    return this;
   }
 
   compressed(encoding: Encoding): Promise<Buffer> {
@@ -79,12 +75,28 @@ export function encodingFor(req: FastifyRequest, bodyBytes: number, contentType:
 
 export async function sendAnswer(req: FastifyRequest, reply: FastifyReply, answer: Answer, contentType: string, cacheControl: string) {
   const encoding = encodingFor(req, answer.body.length, contentType);
-  const etag = encoding === undefined ? `"${answer.etag}"` : `"${answer.etag}-${encoding === "gzip" ? "gz" : "br"}"`;
+  return sendBody(req, reply, { etag: answer.etag, encoding, bytes: () => (encoding === undefined ? answer.body : answer.compressed(encoding)) }, contentType, cacheControl);
+}
+
+/**
+ * The same for a body in one form only, `encoding`'s (undefined: as it is), with `etag` the hash
+ * of the body as it is (a reader's search, made and compressed in a thread: the uncompressed page
+ * never comes back to the event loop when the reader takes a compressed one).
+ */
+export async function sendBody(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: { etag: string; encoding: Encoding | undefined; bytes(): Buffer | Promise<Buffer> },
+  contentType: string,
+  cacheControl: string,
+) {
+  const { encoding } = body;
+  const etag = encoding === undefined ? `"${body.etag}"` : `"${body.etag}-${encoding === "gzip" ? "gz" : "br"}"`;
   reply.header("etag", etag).header("cache-control", cacheControl).header("vary", "accept-encoding");
   if (etagMatches(req.headers["if-none-match"], etag)) return reply.code(304).send();
   reply.type(contentType);
-  if (encoding === undefined) return reply.send(answer.body);
-  return reply.header("content-encoding", encoding).send(await answer.compressed(encoding));
+  if (encoding === undefined) return reply.send(await body.bytes());
+  return reply.header("content-encoding", encoding).send(await body.bytes());
 }
 
 export function etagMatches(header: string | undefined, etag: string): boolean {

@@ -13,10 +13,10 @@ const BOOT = new URL("../thread-boot.mjs", import.meta.url);
 const ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./reader-render-worker.ts" : "./reader-render-worker.js", import.meta.url).href;
 
 export interface RenderedPage {
-  body: Buffer;
+  /** The page in the encoding asked for (as it is when none was). */
+  bytes: Buffer;
+  /** The hash of the page as it is. */
   etag: string;
-  /** The body in the encoding asked for, when one was. */
-  encoded: Buffer | undefined;
 }
 
 export function readerRenderPool(opts: { queue: number }) {
@@ -43,8 +43,7 @@ export function readerRenderPool(opts: { queue: number }) {
       if (!p || p.id !== a.id) return;
       pending = undefined;
       w.unref();
-      const buffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-      if (a.ok) p.resolve({ body: buffer(a.body), etag: a.etag, encoded: a.encoded && buffer(a.encoded) });
+      if (a.ok) p.resolve({ bytes: Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength), etag: a.etag });
       else p.reject(new Error(a.message));
     });
     w.on("error", fail);

@@ -3,12 +3,11 @@
  * pages holding the query and the whole reader page around them, hashed. The thread keeps the
  * last document's text it was sent, so a run of searches of one document sends it once.
  */
-import { createHash } from "node:crypto";
 import { setPriority } from "node:os";
 import { parentPort } from "node:worker_threads";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import { searchPages, type TextModel } from "./page-text.ts";
-import { COMPRESSION, type Encoding } from "./page-answers.ts";
+import { answerEtag, COMPRESSION, type Encoding } from "./page-answers.ts";
 import { readerPage, type ReaderView } from "./reader-page.ts";
 import { loadWebAssets } from "./web-assets.ts";
 
@@ -25,7 +24,8 @@ export interface RenderTask {
 }
 
 export type RenderAnswer =
-  | { id: number; ok: true; body: Uint8Array; etag: string; encoded: Uint8Array | undefined }
+  /** `bytes`: the page in the encoding asked for (as it is when none was); `etag`: the hash of the page as it is. */
+  | { id: number; ok: true; bytes: Uint8Array; etag: string }
   | { id: number; ok: false; message: string };
 
 /** A buffer of its own (never a slice of Node's pool), so it can be handed over without a copy. */
@@ -51,12 +51,11 @@ parentPort!.on("message", (task: RenderTask) => {
     const { view } = task;
     const hits = view.query ? searchPages(held.text as TextModel, view.query) : undefined;
     const body = Buffer.from(readerPage({ ...view, pageHtml: held.text.html, assets, hits }).value);
-    const etag = createHash("sha256").update(body).digest("base64url").slice(0, 27);
-    const encoded = task.encoding === "br" ? own(brotliCompressSync(body, COMPRESSION.br(body.length)))
-      : task.encoding === "gzip" ? own(gzipSync(body, COMPRESSION.gzip))
-      : undefined;
-    const bytes = own(body);
-    parentPort!.postMessage({ id: task.id, ok: true, body: bytes, etag, encoded } satisfies RenderAnswer, encoded ? [bytes.buffer, encoded.buffer] : [bytes.buffer]);
+    // Only the form sent goes back: a megabyte of page per search is garbage the event loop need not collect.
+    const bytes = own(task.encoding === "br" ? brotliCompressSync(body, COMPRESSION.br(body.length))
+      : task.encoding === "gzip" ? gzipSync(body, COMPRESSION.gzip)
+      : body);
+    parentPort!.postMessage({ id: task.id, ok: true, bytes, etag: answerEtag(body) } satisfies RenderAnswer, [bytes.buffer]);
   } catch (err) {
     parentPort!.postMessage({ id: task.id, ok: false, message: String((err as Error)?.message ?? err) } satisfies RenderAnswer);
   }

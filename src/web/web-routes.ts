@@ -7,7 +7,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
-import { Answer, AnswerCache, encodingFor, sendAnswer } from "./page-answers.ts";
+import { Answer, AnswerCache, encodingFor, sendAnswer, sendBody } from "./page-answers.ts";
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
@@ -200,27 +200,23 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         const text = await readText(doc.blobId, doc.pageCount);
         return readerPage({ doc, pageHtml: text.html, origin: base, assets, embed, startPage, query, hits: undefined, consented, consentHref: `?${params.toString()}` }).value;
       };
-      // A search is one reader's: built (off the event loop) and compressed for it, not kept in place of the pages everyone reads.
-      let found: { answer: Answer; built: boolean };
       if (query) {
+        // A search is one reader's: built and compressed for it, off the event loop, not kept in place of the pages everyone reads.
         const text = await readText(doc.blobId, doc.pageCount);
         const view = { doc, origin: base, embed, startPage, query, consented, consentHref: `?${params.toString()}` };
+        const encoding = encodingFor(req, Number.MAX_SAFE_INTEGER, HTML); // a reader page is always worth compressing
         const page = await readerSearches
-          // Compressed there too, as this reader takes it (a page of text is always worth it).
-          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view, encodingFor(req, 1024, HTML))
+          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view, encoding)
           .catch((err: unknown) => {
             if (err instanceof SearchBusyError) return undefined;
             throw err;
           });
         if (!page) return searchBusy(reply, assets);
-        const answer = new Answer(page.body, page.etag);
-        const encoding = encodingFor(req, 1024, HTML);
-        if (encoding && page.encoded) answer.withEncoded(encoding, page.encoded);
-        found = { answer, built: true };
-      } else {
-        found = await answers.get(key, build);
+        // Says whether this request built the page (tests and operators see the cache working).
+        reply.header("x-cache", "miss");
+        return sendBody(req, reply, { etag: page.etag, encoding, bytes: () => page.bytes }, HTML, REVALIDATE);
       }
-      const { answer, built } = found;
+      const { answer, built } = await answers.get(key, build);
       // Says whether this request built the page (tests and operators see the cache working).
       reply.header("x-cache", built ? "miss" : "hit");
       return sendAnswer(req, reply, answer, HTML, REVALIDATE);
