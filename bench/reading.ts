@@ -9,18 +9,16 @@
  * `npm run bench -- reading`. Targets: `/healthz` p99 under 50 ms, memory growth under 50 MB.
  */
 import { mkdtemp, rm } from "node:fs/promises";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { QuireClient, unwrap } from "../src/client/quire-client.ts";
+import { QuireClient } from "../src/client/quire-client.ts";
 import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
-import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import { exited } from "../test/helpers/server-process.ts";
-import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
+import { startTestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { cpuSeconds, exec, FIXTURES } from "./bench-common.ts";
+import { mb, publishAndWait, percentile, startCompiledServer, timedGet, type CompiledServer } from "./compiled-server.ts";
 
 const DENSE_PAGES = 720; // about 48 000 characters a page: ~35 MB of text
 const READERS = 8;
@@ -31,61 +29,9 @@ const PROBE_EVERY_MS = 20;
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-interface QuireProcess {
-  url: string;
-  rssBytes(): Promise<number>;
-  kill(): Promise<void>;
-}
-
-/**
- * `quire serve --no-worker` from the compiled build, as production runs it (from the sources, tsx
- * would also be loaded into every worker thread the server starts, and weigh on both figures).
- */
-async function startCompiledServer(dist: string, dataDir: string): Promise<QuireProcess> {
-  const child = spawn(process.execPath, [join(dist, "cli", "main.js"), "serve", "--no-worker"], {
-    env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      out += c.toString();
-      const m = /Quire listening on (http:\/\/[^\s]+) /.exec(out);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("exit", () => reject(new Error(`quire serve ended before it listened:\n${out}`)));
-  });
-  return {
-    url,
-    async rssBytes() {
-      const kb = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${child.pid}/status`, "utf8"));
-      return Number(kb?.[1]) * 1024;
-    },
-    async kill() {
-      child.kill("SIGTERM");
-      await exited(child);
-    },
-  };
-}
-
 const agent = new Agent({ keepAlive: true, maxSockets: READERS + 2 });
 
-/** One GET, its body read and dropped; resolves with the milliseconds it took. */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ ms: number; status: number; bytes: number }> {
-  const start = performance.now();
-  return new Promise((resolve, reject) => {
-    request(url, { agent, headers }, (res) => {
-      let bytes = 0;
-      res.on("data", (c: Buffer) => (bytes += c.length));
-      res.on("end", () => resolve({ ms: performance.now() - start, status: res.statusCode ?? 0, bytes }));
-    }).on("error", reject).end();
-  });
-}
-
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const get = (url: string, headers: Record<string, string> = {}) => timedGet(url, agent, headers);
 
 interface Phase {
   healthz: number[];
@@ -97,7 +43,7 @@ interface Phase {
 }
 
 /** `readers` loops viewing `page` (none: idle) while /healthz is probed and the server's memory sampled. */
-async function phase(server: QuireProcess, page: string | undefined, readers: number, ms = PHASE_MS): Promise<Phase> {
+async function phase(server: CompiledServer, page: string | undefined, readers: number, ms = PHASE_MS): Promise<Phase> {
   const rssStart = await server.rssBytes();
   let rssPeak = rssStart;
   const until = performance.now() + ms;
@@ -136,21 +82,11 @@ async function phase(server: QuireProcess, page: string | undefined, readers: nu
   return result;
 }
 
-async function publish(server: TestServer, client: QuireClient, path: string, title: string): Promise<string> {
-  const id = (unwrap(await client.upload(path, { title })).document as { documentId: string }).documentId;
-  for (;;) {
-    const doc = await server.services.store.documents.getForConversion(id);
-    if (doc?.state === "A") return `/${doc.username}/docs/${doc.name}`;
-    if (doc?.state !== "P") throw new Error(`${title}: conversion ended ${doc?.state} (${doc?.errorMessage})`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 export async function benchReading(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), "quire-bench-reading-"));
   // The pipeline runs here; the server measured is a process of its own on the same data.
   const converter = await startTestServer();
-  let reading: QuireProcess | undefined;
+  let reading: CompiledServer | undefined;
   try {
     const pdf = join(scratch, "dense.pdf");
     const made = await writeDenseTextPdf(pdf, { pages: DENSE_PAGES });
@@ -159,9 +95,9 @@ export async function benchReading(): Promise<void> {
     const client = new QuireClient({ baseUrl: converter.url, apiKey: converter.account.apiKey, apiSecret: converter.account.apiSecret });
     const cpu0 = cpuSeconds();
     const t0 = performance.now();
-    const dense = await publish(converter, client, pdf, "Dense text");
+    const dense = await publishAndWait(converter, client, pdf, "Dense text");
     process.stdout.write(`  converted in ${((performance.now() - t0) / 1000).toFixed(0)} s (${(cpuSeconds() - cpu0).toFixed(0)} CPU s here and in poppler)\n`);
-    const small = await publish(converter, client, join(FIXTURES, "pdf-tcpdf-14pages.pdf"), "Small");
+    const small = await publishAndWait(converter, client, join(FIXTURES, "pdf-tcpdf-14pages.pdf"), "Small");
     await worker.stop();
 
     const dist = join(ROOT, ".tmp", `bench-reading-dist-${process.pid}`);

@@ -2,6 +2,7 @@
  * `npm run bench -- <name>`: runs the named benchmark, each printing its figure as a ratio against
  * a baseline measured in the same run. Benchmarks are added by the issues that name a figure.
  */
+import { benchAbuse } from "./abuse.ts";
 import { benchApi } from "./api.ts";
 import { benchApp } from "./app.ts";
 import { benchComments } from "./comments.ts";
@@ -20,6 +21,7 @@ import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
+  abuse: benchAbuse,
   api: benchApi,
   app: benchApp,
   comments: benchComments,

@@ -97,7 +97,7 @@ export const ROLE_RULES: IForbiddenRuleType[] = [
  * its reason. Anywhere else such an import fails the check, since no rule could see where it goes.
  */
 const OPAQUE_IMPORTS: Record<string, string> = {
-  "src/web/text-worker-boot.mjs": "a worker thread's boot file: it imports the entry its creator (src/web/page-text.ts) names",
+  "src/thread-boot.mjs": "the worker threads' boot file: it imports the entry its creator (page-text.ts, reader-render-pool.ts, sqlite-search-pool.ts) names",
 };
 
 function sourceFiles(dir: string): string[] {

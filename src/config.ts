@@ -71,6 +71,20 @@ export interface Config {
   rateBurst: number;
   /** Error 012: requests per second an API key may make in the long run; 0 turns the limit off. */
   ratePerSecond: number;
+  /**
+   * QUIRE_SEARCH_CONCURRENCY: searches one process runs at once (SQLite: threads, each with its own
+   * read connection, off the event loop; PostgreSQL: connections). QUIRE_SEARCH_QUEUE: searches that
+   * may wait for them; past it a search is refused at once (503 on pages, error 012 in the API).
+   */
+  searchConcurrency: number;
+  searchQueue: number;
+  /**
+   * The anonymous pages' budget per client address (an IPv6 /64): search, the reader's `?q=`, a
+   * reader page not yet built, text.json and oEmbed each take one from a leaky bucket of
+   * QUIRE_ANONYMOUS_BURST that drains at QUIRE_ANONYMOUS_PER_SECOND (0: no budget); past it, 429.
+   */
+  anonymousBurst: number;
+  anonymousPerSecond: number;
   /** log2 of scrypt's N for new web app passwords (QUIRE_PASSWORD_HASH_COST); stored hashes keep their own. */
   passwordHashCost: number;
   /** Web app sign-in attempts for one username from one address (or device), then one more every 15 minutes / this (QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT). */
@@ -137,6 +151,9 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 /** Far above what a normal client sends; the historic service allowed a burst of 20 and 3/s. */
 export const DEFAULT_RATE_BURST = 300;
 export const DEFAULT_RATE_PER_SECOND = 50;
+
+/** One core for the event loop, the others (up to 4) for searches. */
+const DEFAULT_SEARCH_CONCURRENCY = Math.max(1, Math.min(4, availableParallelism() - 1));
 
 /** A host name (letters, digits, dots, hyphens) or a bracketed IPv6 address, with an optional port: what a Host header may say. */
 export const HOST_RE = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
@@ -273,6 +290,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxImagePixels: (int("QUIRE_MAX_IMAGE_MEGAPIXELS", 400, 1, 1_000_000) ?? 400) * 1e6,
     rateBurst: int("QUIRE_RATE_BURST", DEFAULT_RATE_BURST, 1, 1_000_000) ?? DEFAULT_RATE_BURST,
     ratePerSecond: num("QUIRE_RATE_PER_SECOND", DEFAULT_RATE_PER_SECOND, 0, 1_000_000),
+    searchConcurrency: int("QUIRE_SEARCH_CONCURRENCY", DEFAULT_SEARCH_CONCURRENCY, 1, 64) ?? DEFAULT_SEARCH_CONCURRENCY,
+    searchQueue: int("QUIRE_SEARCH_QUEUE", 64, 0, 100_000) ?? 64,
+    anonymousBurst: int("QUIRE_ANONYMOUS_BURST", 60, 1, 1_000_000) ?? 60,
+    anonymousPerSecond: num("QUIRE_ANONYMOUS_PER_SECOND", 2, 0, 1_000_000),
     passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,
     signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
     signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,

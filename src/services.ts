@@ -19,7 +19,11 @@ export interface Services {
  * `onUnavailable`, a database that cannot be reached yet is waited for rather than failing.
  */
 export async function openServices(config: Readonly<Config>, opts: Pick<OpenStoreOptions, "onUnavailable"> = {}): Promise<Services> {
-  const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys, ...opts });
+  const store = await openStore(config.databaseUrl, {
+    secretKeys: config.secretKeys,
+    searchLimits: { concurrency: config.searchConcurrency, queue: config.searchQueue },
+    ...opts,
+  });
   const opened = await openBlobStore(config);
   return {
     store,

@@ -20,6 +20,11 @@ export class SizeBoundedLru<K, V> {
     return hit;
   }
 
+  /** Whether the key is kept, without making it the most recently used. */
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
   set(key: K, value: V): void {
     const size = this.sizeOf(key, value);
     if (size > this.limits.maxEntry) return;

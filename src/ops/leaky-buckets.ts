@@ -49,3 +49,75 @@ export class LeakyBuckets {
     return true;
   }
 }
+
+/**
+ * A leaky bucket per key: the API's error 012 per API key (decisions §2 step 3, §9; see
+ * api/rate-limit.ts) and the anonymous pages' budget per client address (web/anonymous-budget.ts)
+ * are both this one mechanism. Each request pours one unit
+ * into the key's bucket, which drains at `perSecond`; a request that would make it overflow
+ * `burst` is refused and pours nothing, so a key that waits is served again. A bucket that has
+ * drained empty is the same as no bucket, so idle ones are dropped: memory stays bounded by the
+ * keys active in the last `burst / perSecond` seconds.
+ */
+export interface RateLimitOptions {
+  /** Requests a key may make at once. */
+  burst: number;
+  /** Requests per second a key may make for ever; 0 turns the limit off. */
+  perSecond: number;
+  /** Milliseconds; injectable for tests. */
+  clock?: () => number;
+  /** Idle buckets are swept at most this often (ms). */
+  sweepEveryMs?: number;
+}
+
+export interface RateLimiter {
+  /** Whether the key may make one more request now (and counts it when so). */
+  allow(key: string): boolean;
+  /** Like allow: 0 when the request may go on (and it is counted), else the milliseconds until it could. */
+  take(key: string): number;
+  /** Buckets held, for tests. */
+  size(): number;
+}
+
+export function createRateLimiter(opts: RateLimitOptions): RateLimiter {
+  const clock = opts.clock ?? Date.now;
+  const { burst, perSecond } = opts;
+  const sweepEveryMs = opts.sweepEveryMs ?? 60_000;
+  const buckets = new Map<string, Bucket>();
+  let lastSweep = clock();
+
+  const drained = (b: Bucket, now: number) => Math.max(0, b.level - ((now - b.at) / 1000) * perSecond);
+
+  const sweep = (now: number) => {
+    lastSweep = now;
+    for (const [key, b] of buckets) if (drained(b, now) === 0) buckets.delete(key);
+  };
+
+  const take = (key: string): number => {
+    if (perSecond <= 0) return 0;
+    const now = clock();
+    if (now - lastSweep >= sweepEveryMs) sweep(now);
+    const b = buckets.get(key);
+    const level = b ? drained(b, now) : 0;
+    if (level + 1 > burst) {
+      // Refused requests pour nothing; only the drain so far is recorded.
+      if (b) {
+        b.level = level;
+        b.at = now;
+      }
+      return Math.max(1, Math.ceil(((level + 1 - burst) / perSecond) * 1000));
+    }
+    if (b) {
+      b.level = level + 1;
+      b.at = now;
+    } else {
+      buckets.set(key, { level: 1, at: now });
+    }
+    return 0;
+  };
+  return {
+    allow: (key) => take(key) === 0,
+    take,
+    size: () => buckets.size,
+  };
+}

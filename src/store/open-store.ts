@@ -19,6 +19,7 @@ import { webhooksRepo } from "./webhooks.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
+import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
 import { searchIndex } from "./search-index.ts";
 
 export interface Store {
@@ -37,7 +38,7 @@ export interface Store {
   readonly webhooks: ReturnType<typeof webhooksRepo>;
   readonly webhookDeliveries: ReturnType<typeof webhookDeliveriesRepo>;
   /** Full-text search over documents (decisions §11); the index itself is written by `documents`. */
-  readonly search: Pick<ReturnType<typeof searchIndex>, "search">;
+  readonly search: Pick<ReturnType<typeof searchIndex>, "search" | "load">;
   /** Documents split into page-range jobs, and how far they are. */
   readonly pageRanges: ReturnType<typeof pageRangesRepo>;
   /** The reads of the public web pages. */
@@ -64,14 +65,16 @@ export interface Store {
 }
 
 /** `postgres://…` / `postgresql://…` selects PostgreSQL; anything else is a SQLite file path (or `sqlite:path`). */
-export async function openDialect(databaseUrl: string): Promise<StoreDialect> {
+export async function openDialect(databaseUrl: string, searchGate?: SearchGate): Promise<StoreDialect> {
   // Only the driver in use is loaded: every process start (CLI included) pays for what it imports.
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return (await import("./dialects/postgres.ts")).openPostgres(databaseUrl);
-  return (await import("./dialects/sqlite.ts")).openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""));
+  return (await import("./dialects/sqlite.ts")).openSqlite(databaseUrl.replace(/^sqlite:(\/\/)?/, ""), searchGate);
 }
 
 export interface OpenStoreOptions {
   secretKeys?: readonly Buffer[];
+  /** QUIRE_SEARCH_CONCURRENCY, QUIRE_SEARCH_QUEUE: the searches running and waiting at once. */
+  searchLimits?: SearchLimits;
   /**
    * Given, a database that cannot be reached yet is waited for (told each time it is tried again)
    * instead of failing the start: a process started during an outage comes up when it ends.
@@ -96,7 +99,8 @@ async function waitUntilReachable(dialect: StoreDialect, onUnavailable: NonNulla
 
 /** `secretKeys` (QUIRE_SECRET_KEY) seal apiSecrets and webhook secrets at rest; without them secrets are stored as they are. */
 export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}): Promise<Store> {
-  const dialect = await openDialect(databaseUrl);
+  const searchGate = new SearchGate(opts.searchLimits ?? DEFAULT_SEARCH_LIMITS);
+  const dialect = await openDialect(databaseUrl, searchGate);
   try {
     if (opts.onUnavailable) await waitUntilReachable(dialect, opts.onUnavailable);
     await migrateToLatest(dialect);
@@ -117,7 +121,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     jobs: jobsRepo(db, dialect),
     webhooks: webhooksRepo(db, secrets),
     webhookDeliveries: webhookDeliveriesRepo(db),
-    search: searchIndex(db, dialect.search),
+    search: searchIndex(db, dialect.search, dialect.runSearch?.bind(dialect), searchGate),
     pageRanges: pageRangesRepo(db),
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),

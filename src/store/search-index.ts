@@ -3,6 +3,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isSearchable, type SearchQuery } from "../domain/search-query.ts";
 import { fromRow } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
+import { DEFAULT_SEARCH_LIMITS, SearchGate } from "./search-gate.ts";
 
 /**
  * The full-text index of documents (decisions §11): one entry per document (title, tags,
@@ -159,7 +160,12 @@ export function tagsText(tagsJson: string): string {
  */
 export const FIELD_WEIGHTS = { title: 100, tags: 10, description: 10, text: 1 } as const;
 
-export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
+/**
+ * `run`: how a search is run, bounded by `gate` (the dialect's threads, sqlite-search-pool.ts);
+ * without it, on `db` here behind `gate` (PostgreSQL, whose driver does not hold the event loop).
+ */
+export function searchIndex(db: Kysely<Database>, engine: SearchEngine, run?: (req: SearchRequest) => Promise<{ totalCount: number; matches: SearchMatch[] }>,
+  gate = new SearchGate(DEFAULT_SEARCH_LIMITS)) {
   /** Re-reads the row in `trx`, so what is indexed is what was just written. */
   const indexFromRow = async (trx: Kysely<Database>, documentId: string, pages: readonly string[] | undefined) => {
     const row = await trx
@@ -175,9 +181,11 @@ export function searchIndex(db: Kysely<Database>, engine: SearchEngine) {
     /** Title, tags, description and language after a change (or a new record, without text yet). */
     indexFields: (trx: Kysely<Database>, documentId: string) => indexFromRow(trx, documentId, undefined),
     hasPageText: (trx: Kysely<Database>, documentId: string) => engine.hasPageText(trx, documentId),
+    /** Searches running and waiting now. */
+    load: () => gate.load(),
     async search(req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }> {
       if (!isSearchable(req.query)) return { totalCount: 0, matches: [] };
-      return engine.search(db, req);
+      return run ? run(req) : gate.run(() => engine.search(db, req));
     },
   };
 }

@@ -10,7 +10,16 @@ const brotliAsync = promisify(brotliCompress);
 /** Below this a compressed body saves less than its headers cost. */
 const COMPRESS_FROM = 1024;
 
-type Encoding = "br" | "gzip";
+export type Encoding = "br" | "gzip";
+
+/** The compression of each encoding, as every answer is compressed (brotli 5, gzip 6). */
+export const COMPRESSION = {
+  br: (size: number) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: size } }),
+  gzip: { level: 6 },
+} as const;
+
+/** A body's strong ETag: its SHA-256, shortened. */
+export const answerEtag = (body: Buffer) => createHash("sha256").update(body).digest("base64url").slice(0, 27);
 
 /**
  * A generated body, its strong ETag, and its compressed forms, each made once when first asked for.
@@ -21,7 +30,7 @@ export class Answer {
   private readonly encoded = new Map<Encoding, Promise<Buffer>>();
 
   constructor(readonly body: Buffer) {
-    this.etag = createHash("sha256").update(body).digest("base64url").slice(0, 27);
+    this.etag = answerEtag(body);
   }
 
   /** Bytes held, counting both compressed forms at a fraction of the body each (they are much smaller); fixed, as the LRU needs. */
@@ -34,8 +43,8 @@ export class Answer {
     if (!p) {
       // Brotli at 5 compresses text better than gzip's 6 at about its speed; 11 would take seconds for a big reader.
       p = encoding === "br"
-        ? brotliAsync(this.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: this.body.length } })
-        : gzipAsync(this.body, { level: 6 });
+        ? brotliAsync(this.body, COMPRESSION.br(this.body.length))
+        : gzipAsync(this.body, COMPRESSION.gzip);
       this.encoded.set(encoding, p);
       p.catch(() => this.encoded.delete(encoding));
     }
@@ -59,14 +68,35 @@ export function acceptedEncoding(header: string | string[] | undefined): Encodin
  * Sends an answer with its strong ETag (each encoding its own, as a strong ETag must), 304 when the
  * client has it, compressed when the client takes it and it is worth it.
  */
+/** The encoding `sendAnswer` will send this body in, if any. */
+export function encodingFor(req: FastifyRequest, bodyBytes: number, contentType: string): Encoding | undefined {
+  return bodyBytes >= COMPRESS_FROM && !contentType.startsWith("image/") ? acceptedEncoding(req.headers["accept-encoding"]) : undefined;
+}
+
 export async function sendAnswer(req: FastifyRequest, reply: FastifyReply, answer: Answer, contentType: string, cacheControl: string) {
-  const encoding = answer.body.length >= COMPRESS_FROM && !contentType.startsWith("image/") ? acceptedEncoding(req.headers["accept-encoding"]) : undefined;
-  const etag = encoding === undefined ? `"${answer.etag}"` : `"${answer.etag}-${encoding === "gzip" ? "gz" : "br"}"`;
+  const encoding = encodingFor(req, answer.body.length, contentType);
+  return sendBody(req, reply, { etag: answer.etag, encoding, bytes: () => (encoding === undefined ? answer.body : answer.compressed(encoding)) }, contentType, cacheControl);
+}
+
+/**
+ * The same for a body in one form only, `encoding`'s (undefined: as it is), with `etag` the hash
+ * of the body as it is (a reader's search, made and compressed in a thread: the uncompressed page
+ * never comes back to the event loop when the reader takes a compressed one).
+ */
+export async function sendBody(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: { etag: string; encoding: Encoding | undefined; bytes(): Buffer | Promise<Buffer> },
+  contentType: string,
+  cacheControl: string,
+) {
+  const { encoding } = body;
+  const etag = encoding === undefined ? `"${body.etag}"` : `"${body.etag}-${encoding === "gzip" ? "gz" : "br"}"`;
   reply.header("etag", etag).header("cache-control", cacheControl).header("vary", "accept-encoding");
   if (etagMatches(req.headers["if-none-match"], etag)) return reply.code(304).send();
   reply.type(contentType);
-  if (encoding === undefined) return reply.send(answer.body);
-  return reply.header("content-encoding", encoding).send(await answer.compressed(encoding));
+  if (encoding === undefined) return reply.send(await body.bytes());
+  return reply.header("content-encoding", encoding).send(await body.bytes());
 }
 
 export function etagMatches(header: string | undefined, etag: string): boolean {
@@ -86,6 +116,11 @@ export class AnswerCache {
 
   constructor(maxBytes: number) {
     this.cache = new SizeBoundedLru<string, Answer>({ maxTotal: maxBytes, maxEntry: maxBytes / 4 }, (_k, a) => a.size);
+  }
+
+  /** Whether the answer is kept or being built: asking for it now builds nothing. */
+  has(key: string): boolean {
+    return this.building.has(key) || this.cache.has(key);
   }
 
   async get(key: string, build: () => Promise<string | Buffer>): Promise<{ answer: Answer; built: boolean }> {

@@ -16,7 +16,7 @@ const INLINE_BYTES = 256 * 1024;
  */
 const MAX_STORED_BYTES = 256 * 1024 * 1024;
 
-const WORKER_BOOT = new URL("./text-worker-boot.mjs", import.meta.url);
+const WORKER_BOOT = new URL("../thread-boot.mjs", import.meta.url);
 const WORKER_ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./text-worker.ts" : "./text-worker.js", import.meta.url).href;
 
 /** Builds a model in a worker thread, which ends with the build (its heap goes with it). */

@@ -1,5 +1,6 @@
 import type { SearchMatch } from "../store/search-index.ts";
 import { coverPath, docPath, profilePath } from "./document-paths.ts";
+import { readerQueryText } from "./reader-address.ts";
 import { html, type Html } from "./html.ts";
 import { pageLayout } from "./page-layout.ts";
 import type { WebAssets } from "./web-assets.ts";
@@ -7,8 +8,6 @@ import type { WebAssets } from "./web-assets.ts";
 /** The search box and results shared by `/search` and `/<username>?q=` (decisions §11). */
 
 export const SEARCH_PAGE_SIZE = 20;
-/** What the reader's own search reads of `q` (web-routes' reader route). */
-const READER_QUERY_CHARS = 200;
 
 export interface SearchResultsView {
   query: string;
@@ -31,8 +30,9 @@ export function highlightSnippet(snippet: string): Html {
 
 /** The reader at a page, with the query's words highlighted there (`#page=` keeps the reader at that page). */
 function readerLink(m: SearchMatch, query: string, page?: number): string {
-  const q = `?q=${encodeURIComponent(query.slice(0, READER_QUERY_CHARS))}`;
-  return `${docPath(m.record)}${q}${page === undefined ? "" : `#page=${page}`}`;
+  // The reader's canonical address for this query (reader-address.ts): no redirect on the way.
+  const q = new URLSearchParams({ q: readerQueryText(query) }).toString();
+  return `${docPath(m.record)}?${q}${page === undefined ? "" : `#page=${page}`}`;
 }
 
 export function searchForm(action: string, query: string, label: string): Html {

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DocumentRecord } from "../domain/document.ts";
 import { HITS_PER_DOCUMENT, MAX_QUERY_CHARS, parseSearchQuery } from "../domain/search-query.ts";
 import type { Store } from "../store/open-store.ts";
+import { SearchBusyError } from "../store/search-gate.ts";
+import { searchBusy, tooManyRequests, type AnonymousBudget } from "./anonymous-budget.ts";
 import { oembedAnswer, oembedJson, oembedTarget, oembedXml, readMaxSize } from "./oembed.ts";
 import { SEARCH_PAGE_SIZE, siteSearchPage, type SearchResultsView } from "./search-page.ts";
 import type { WebAssets } from "./web-assets.ts";
@@ -18,6 +20,8 @@ export interface SearchRouteDeps {
   origin(req: FastifyRequest): string | undefined;
   findDoc(p: { username: string; name: string }): Promise<DocumentRecord | undefined>;
   notFound(reply: FastifyReply): FastifyReply;
+  /** What one address may make these pages compute. */
+  budget: AnonymousBudget;
 }
 
 /** `q` as searched: at most 500 characters (longer is cut, as a search box would). */
@@ -50,7 +54,14 @@ const OEMBED_TYPES = { json: "application/json; charset=utf-8", xml: "text/xml; 
 
 export function registerSearchRoutes(web: FastifyInstance, deps: SearchRouteDeps): void {
   web.get<{ Querystring: Query }>("/search", async (req, reply) => {
-    const view = await publicSearch(deps.store, req.query, "/search");
+    // The empty search box costs nothing; a search takes from the address's budget.
+    const wait = searchQueryOf(req.query).trim() ? deps.budget.take(req) : undefined;
+    if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "html", assets: deps.assets, frameable: false });
+    const view = await publicSearch(deps.store, req.query, "/search").catch((err: unknown) => {
+      if (err instanceof SearchBusyError) return undefined;
+      throw err;
+    });
+    if (!view) return searchBusy(reply, deps.assets);
     setPageHeaders(reply, { frameable: false, noindex: true });
     return sendWithEtag(req, reply, siteSearchPage(view, deps.assets).value, "text/html; charset=utf-8", "no-cache");
   });
@@ -64,6 +75,8 @@ export function registerSearchRoutes(web: FastifyInstance, deps: SearchRouteDeps
     const maxWidth = readMaxSize(req.query.maxwidth);
     const maxHeight = readMaxSize(req.query.maxheight);
     if (maxWidth === null || maxHeight === null) return plain(400, "maxwidth and maxheight are whole numbers of pixels.\n");
+    const wait = deps.budget.take(req);
+    if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "text" });
     // Absolute addresses only from a trusted origin: without one there is nothing to answer.
     const origin = deps.origin(req);
     const target = origin === undefined || req.query.url === undefined ? undefined : oembedTarget(req.query.url, origin);

@@ -7,7 +7,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
 import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
-import { Answer, AnswerCache, sendAnswer } from "./page-answers.ts";
+import { Answer, AnswerCache, encodingFor, sendAnswer, sendBody } from "./page-answers.ts";
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
@@ -15,6 +15,10 @@ import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-p
 import { readerFeedback, COMMENTS_PAGE_SIZE } from "./reader-comments.ts";
 import { registerReaderFeedbackRoutes } from "./reader-feedback-routes.ts";
 import { publicSearch, registerSearchRoutes, searchQueryOf } from "./search-routes.ts";
+import { anonymousBudget, searchBusy, tooManyRequests } from "./anonymous-budget.ts";
+import { askedSearch, readerQueryText, readerVariant } from "./reader-address.ts";
+import { readerRenderPool } from "./reader-render-pool.ts";
+import { SearchBusyError } from "../store/search-gate.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
 import { loadWebAssets } from "./web-assets.ts";
@@ -32,8 +36,6 @@ const REVALIDATE = "no-cache";
 const SITEMAP_LIMIT = 50_000;
 /** Built reader pages and page texts kept, in bytes (a 2000-page reader is a few MB of HTML). */
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
-/** The query parameters a reader page reads: any other changes nothing, so it must not make a new answer. */
-const READER_PARAMS = ["page", "q", "embed"] as const;
 /** `revisionId-publicationId` (decisions §5). */
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 
@@ -85,6 +87,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       throw err;
     });
   const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
+  const budget = anonymousBudget({ burst: deps.config.anonymousBurst, perSecond: deps.config.anonymousPerSecond });
+  const readerSearches = readerRenderPool({ queue: deps.config.searchQueue });
+  app.addHook("onClose", () => readerSearches.close());
 
   const notFound = (reply: FastifyReply) => {
     setPageHeaders(reply, { frameable: false, noindex: true });
@@ -119,7 +124,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
-    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound });
+    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound, budget });
     await registerReaderFeedbackRoutes(web, { config: deps.config, store: deps.store, assets, findDoc, notFound });
 
     web.get("/robots.txt", async (req, reply) => {
@@ -147,7 +152,16 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         accountId: account.id, access: "public", states: ["A"], sortBy: "publishDate", order: "desc",
         startIndex: (page - 1) * PROFILE_PAGE_SIZE, pageSize: PROFILE_PAGE_SIZE,
       });
-      const search = searchQueryOf(req.query).trim() ? await publicSearch(deps.store, req.query, profilePath(account.username), account.id) : undefined;
+      let search;
+      if (searchQueryOf(req.query).trim()) {
+        const wait = budget.take(req);
+        if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "html", assets, frameable: false });
+        search = await publicSearch(deps.store, req.query, profilePath(account.username), account.id).catch((err: unknown) => {
+          if (err instanceof SearchBusyError) return undefined;
+          throw err;
+        });
+        if (!search) return searchBusy(reply, assets);
+      }
       setPageHeaders(reply, { frameable: false, noindex: search !== undefined });
       const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search });
       return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
@@ -167,36 +181,51 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         const body = doc.state === "P" ? processingPage(doc, assets, await deps.store.pageRanges.progress(doc.documentId)) : failedPage(doc, assets);
         return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
       }
-      const requested = embed && positiveInt(req.query.embed) !== undefined
-        ? await repo.embedStartPage(doc.accountId, doc.documentId, positiveInt(req.query.embed)!)
-        : undefined;
-      const wanted = requested ?? positiveInt(req.query.page) ?? 1;
-      const startPage = Math.min(Math.max(1, wanted), doc.pageCount);
-      const query = (firstValue(req.query.q) ?? "").slice(0, 200);
-      const consented = firstValue(req.query.consent) === "1";
-      const params = new URLSearchParams();
-      for (const k of READER_PARAMS) if (typeof req.query[k] === "string") params.set(k, req.query[k]);
+      // One address per variant (reader-address.ts): any other spelling is sent there, so only
+      // canonical values reach the cache's key and the page.
+      const variant = await readerVariant(req.query, doc.pageCount, embed ? (id) => repo.embedStartPage(doc.accountId, doc.documentId, id) : undefined);
+      if (askedSearch(req.url) !== variant.search) {
+        const to = `${docPath(doc)}${embed ? "/embed" : ""}${variant.search ? `?${variant.search}` : ""}`;
+        if (!variant.permanent) reply.header("cache-control", "no-cache");
+        return reply.redirect(to, variant.permanent ? 301 : 302);
+      }
+      const { startPage, query, consented } = variant;
+      const params = new URLSearchParams(variant.search);
       params.set("consent", "1");
       const base = origin(req);
-      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
       // Everything the page is made of: the record, the variant asked for, the trusted origin.
-      const key = JSON.stringify(["reader", doc, embed, startPage, query, consented, params.toString(), base ?? null]);
+      const key = JSON.stringify(["reader", doc, embed, startPage, query, consented, variant.search, base ?? null]);
+      // A search builds a page each time, and a page not yet built is built once: both take from the address's budget.
+      const wait = query || !answers.has(key) ? budget.take(req) : undefined;
+      if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "html", assets, frameable: embed });
+      setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
+      const feedback = async () =>
+        readerFeedback(doc, assets, {
+          embed,
+          comments: !embed && doc.commentsAllowed ? await deps.store.comments.approvedPage(doc.documentId, 0, COMMENTS_PAGE_SIZE) : undefined,
+        });
       const build = async () => {
         const text = await readText(doc.blobId, doc.pageCount);
-        return readerPage({
-          doc, pageHtml: text.html, origin: base, assets, embed, startPage, query,
-          hits: query.trim() ? searchPages(text, query) : undefined,
-          consented,
-          consentHref: `?${params.toString()}`,
-          // The record (in the key) carries the ratings and the comments' version: a change builds it again.
-          feedback: readerFeedback(doc, assets, {
-            embed,
-            comments: !embed && doc.commentsAllowed ? await deps.store.comments.approvedPage(doc.documentId, 0, COMMENTS_PAGE_SIZE) : undefined,
-          }),
-        }).value;
+        // The record (in the key) carries the ratings and the comments' version: a change builds it again.
+        return readerPage({ doc, pageHtml: text.html, origin: base, assets, embed, startPage, query, hits: undefined, consented, consentHref: `?${params.toString()}`, feedback: await feedback() }).value;
       };
-      // A search is one reader's: built and compressed for it, not kept in place of the pages everyone reads.
-      const { answer, built } = query.trim() ? { answer: new Answer(Buffer.from(await build())), built: true } : await answers.get(key, build);
+      if (query) {
+        // A search is one reader's: built and compressed for it, off the event loop, not kept in place of the pages everyone reads.
+        const text = await readText(doc.blobId, doc.pageCount);
+        const view = { doc, origin: base, embed, startPage, query, consented, consentHref: `?${params.toString()}`, feedbackHtml: (await feedback()).value };
+        const encoding = encodingFor(req, Number.MAX_SAFE_INTEGER, HTML); // a reader page is always worth compressing
+        const page = await readerSearches
+          .render(`${doc.blobId}/${doc.pageCount}`, () => ({ html: text.html, folded: text.folded, text: text.text }), view, encoding)
+          .catch((err: unknown) => {
+            if (err instanceof SearchBusyError) return undefined;
+            throw err;
+          });
+        if (!page) return searchBusy(reply, assets);
+        // Says whether this request built the page (tests and operators see the cache working).
+        reply.header("x-cache", "miss");
+        return sendBody(req, reply, { etag: page.etag, encoding, bytes: () => page.bytes }, HTML, REVALIDATE);
+      }
+      const { answer, built } = await answers.get(key, build);
       // Says whether this request built the page (tests and operators see the cache working).
       reply.header("x-cache", built ? "miss" : "hit");
       return sendAnswer(req, reply, answer, HTML, REVALIDATE);
@@ -272,7 +301,10 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         .header("x-content-type-options", "nosniff")
         .header("cross-origin-resource-policy", "same-origin");
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
-      const { answer } = await answers.get(`text/${doc.blobId}/${doc.pageCount}/${n}`, async () => pageJson(await readText(doc.blobId, doc.pageCount), n));
+      const textKey = `text/${doc.blobId}/${doc.pageCount}/${n}`;
+      const wait = answers.has(textKey) ? undefined : budget.take(req);
+      if (wait !== undefined) return tooManyRequests(reply.removeHeader("cache-control"), wait, { kind: "json" });
+      const { answer } = await answers.get(textKey, async () => pageJson(await readText(doc.blobId, doc.pageCount), n));
       return sendAnswer(req, reply, answer, "application/json; charset=utf-8", reply.getHeader("cache-control") as string);
     });
 
@@ -280,8 +312,10 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/search.json", async (req, reply) => {
       const doc = await findDoc(req.params);
       if (!doc || doc.state !== "A") return notFound(reply);
-      const query = (firstValue(req.query.q) ?? "").slice(0, 200);
-      const hits = query.trim() ? searchPages(await readText(doc.blobId, doc.pageCount), query) : [];
+      const query = readerQueryText(firstValue(req.query.q) ?? "");
+      const wait = query ? budget.take(req) : undefined;
+      if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "json" });
+      const hits = query ? searchPages(await readText(doc.blobId, doc.pageCount), query) : [];
       reply.header("x-content-type-options", "nosniff");
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
       return sendWithEtag(req, reply, JSON.stringify({ hits }), "application/json; charset=utf-8", REVALIDATE);
@@ -299,6 +333,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     web.get<{ Params: DocParams; Querystring: Query }>("/:username/docs/:name/text.json", async (req, reply) => {
       const doc = await findDoc(req.params);
       if (!doc || doc.state !== "A") return notFound(reply);
+      // The whole document's text, read from the blob store each time: a share of the budget.
+      const wait = budget.take(req);
+      if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "json" });
       return sendDocBlob(req, reply, doc, blobKeys.text(doc.blobId), "application/json; charset=utf-8");
     });
 

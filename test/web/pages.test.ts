@@ -139,8 +139,14 @@ describe("public pages", { timeout: 120_000 }, () => {
     assert.match(body, /data-embed="1"/);
     assert.doesNotMatch(body, /class="doc-head"/, "the reader alone");
     assert.match(await text(`${readerPath()}/embed?page=3`), /data-start-page="3"/);
-    assert.match(await text(`${readerPath()}/embed?page=999`), new RegExp(`data-start-page="${READER_FIXTURE_PAGES}"`));
-    assert.match(await text(`${readerPath()}/embed?embed=999999&page=2`), /data-start-page="2"/, "an unknown embed is ignored");
+    // A page past the end, and an unknown embed, are sent to the page's address as the document is now (302).
+    const past = await get(`${readerPath()}/embed?page=999`);
+    assert.equal(past.status, 302);
+    assert.equal(past.headers.get("location"), `${readerPath()}/embed?page=${READER_FIXTURE_PAGES}`);
+    assert.match(await text(past.headers.get("location")!), new RegExp(`data-start-page="${READER_FIXTURE_PAGES}"`));
+    const unknown = await get(`${readerPath()}/embed?embed=999999&page=2`);
+    assert.equal(unknown.status, 302);
+    assert.equal(unknown.headers.get("location"), `${readerPath()}/embed?page=2`, "an unknown embed is left out");
   });
 
   test("the original downloads only while downloadable; otherwise no address serves it", async () => {
@@ -198,7 +204,7 @@ describe("public pages", { timeout: 120_000 }, () => {
     await update({ title: evil, description: `${evil} <img src=x onerror=alert(2)>`, tags: `<b>bold</b>,"quoted",</title>` });
     try {
       const embed = (await fx.client.ok("document_embed.add", { documentId: doc.documentId })).documentEmbed as { id: number };
-      for (const path of [readerPath(), `${readerPath()}/embed?embed=${embed.id}`, `/${doc.username}`, `${readerPath()}?q=${encodeURIComponent(evil)}`]) {
+      for (const path of [readerPath(), `${readerPath()}/embed?embed=${embed.id}&page=1`, `/${doc.username}`, `${readerPath()}?q=${encodeURIComponent(evil)}`]) {
         const body = await text(path);
         assert.equal(body.match(/<script/g)?.length, 1, `${path}: only the loader is a script`);
         assert.equal(body.match(/<\/title>/g)?.length, 1, path);

@@ -1,6 +1,7 @@
 import { optionalAccess, text } from "../../domain/document-options.ts";
-import { missing } from "../../domain/errors.ts";
+import { missing, QuireError } from "../../domain/errors.ts";
 import { HITS_PER_DOCUMENT, MAX_QUERY_CHARS, parseSearchQuery } from "../../domain/search-query.ts";
+import { SearchBusyError } from "../../store/search-gate.ts";
 import type { SearchMatch } from "../../store/search-index.ts";
 import { documentView } from "../document-view.ts";
 import { readEnumList, readPageSize, readResponseParams, readStartIndex, resultList } from "../list-params.ts";
@@ -38,11 +39,16 @@ export const documentsSearch: ActionHandler = async ({ params, caller, deps }) =
   const window = { startIndex: readStartIndex(get), pageSize: readPageSize(get) };
   const keep = readResponseParams(get, SEARCH_FIELDS);
   checkOutputParams(params);
-  const { totalCount, matches } = await deps.store.search.search({
-    query: parseSearchQuery(q),
-    scope: { kind: "account", accountId: caller.accountId, access, states: states?.length ? states : ["A"] },
-    ...window,
-    maxHits: HITS_PER_DOCUMENT,
-  });
+  const { totalCount, matches } = await deps.store.search
+    .search({
+      query: parseSearchQuery(q),
+      scope: { kind: "account", accountId: caller.accountId, access, states: states?.length ? states : ["A"] },
+      ...window,
+      maxHits: HITS_PER_DOCUMENT,
+    })
+    .catch((err: unknown) => {
+      // Every search place taken and the queue full: the caller may try again shortly, as after any throttling.
+      throw err instanceof SearchBusyError ? new QuireError("012") : err;
+    });
   return resultList(matches.map(matchView), totalCount, window, keep);
 };

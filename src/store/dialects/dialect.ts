@@ -1,6 +1,6 @@
 import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { Database } from "../schema.ts";
-import type { SearchEngine } from "../search-index.ts";
+import type { SearchEngine, SearchMatch, SearchRequest } from "../search-index.ts";
 
 /**
  * Tells idle workers that a job was queued, by whichever process queued it, so they claim it at
@@ -50,6 +50,12 @@ export interface StoreDialect {
   changeEpoch?(): number | undefined;
   /** The full-text engine: FTS5 or PostgreSQL text search (decisions §11). */
   readonly search: SearchEngine;
+  /**
+   * Runs one search off the event loop, bounded (sqlite-search-pool.ts): SQLite's driver is
+   * synchronous, so its searches run in threads of their own. Left out where the driver is
+   * asynchronous (PostgreSQL): the store runs `search.search` on `db` behind a SearchGate.
+   */
+  runSearch?(req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }>;
   /**
    * Whether a driver error is a unique (or primary key) constraint's refusal: the store answers
    * that as an outcome ("name-taken"), so no other part ever reads a driver's error codes.

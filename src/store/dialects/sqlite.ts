@@ -5,7 +5,9 @@ import { CamelCasePlugin, Kysely, sql, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
 import { sqliteJobWakeups } from "./sqlite-job-wakeups.ts";
+import type { SearchGate } from "../search-gate.ts";
 import { sqliteSearch } from "./sqlite-search.ts";
+import { sqliteSearchPool, type SqliteSearchPool } from "./sqlite-search-pool.ts";
 
 /** Distinct SQL texts the app runs are a few hundred at most; more would mean ad-hoc SQL. */
 const CACHED_STATEMENTS = 500;
@@ -14,7 +16,7 @@ const CACHED_STATEMENTS = 500;
 const UNIQUE_VIOLATIONS: ReadonlySet<unknown> = new Set(["SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
 
 /** What the change epoch needs to hear of the statements this connection runs. */
-interface StatementActivity {
+export interface StatementActivity {
   /** A statement that may write is about to run. */
   noteWrite(): void;
   /** A statement's rows are being iterated (streamed) from now on, until `noteIterationEnded`. */
@@ -32,7 +34,7 @@ interface StatementActivity {
  * `activity` hears of every statement that may write just before it runs, and of every streamed
  * one for as long as it is open.
  */
-function withStatementCache(conn: SQLite.Database, activity: StatementActivity): SQLite.Database {
+export function withStatementCache(conn: SQLite.Database, activity: StatementActivity): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = conn.prepare.bind(conn);
   conn.prepare = ((source: string) => {
@@ -94,8 +96,13 @@ function changeEpochOf(conn: SQLite.Database) {
   };
 }
 
-export function openSqlite(file: string): StoreDialect {
+/**
+ * `searchGate`: searches run in threads of their own (as many as it lets run at once); without it,
+ * or for a `:memory:` database (no file a thread could open), on this connection.
+ */
+export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  let pool: SqliteSearchPool | undefined;
   let epoch: ReturnType<typeof changeEpochOf> | undefined;
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
@@ -123,6 +130,7 @@ export function openSqlite(file: string): StoreDialect {
     orderableText: (column) => sql`${sql.ref(column)}`,
     lockForClaim: (qb) => qb,
     search: sqliteSearch,
+    ...(file === ":memory:" || !searchGate ? {} : { runSearch: (req) => (pool ??= sqliteSearchPool(file, searchGate)).search(req) }),
     documentsVersionTriggers: () =>
       (
         [
@@ -141,6 +149,9 @@ export function openSqlite(file: string): StoreDialect {
     isUnavailable: (err) => ["SQLITE_BUSY", "SQLITE_FULL"].includes(String((err as { code?: unknown } | null)?.code)),
     isUniqueViolation: (err) => UNIQUE_VIOLATIONS.has((err as { code?: unknown } | null)?.code),
     watchQueuedJobs: (onQueued, log) => sqliteJobWakeups(file, log).watchQueuedJobs(onQueued),
-    close: () => db.destroy(),
+    close: async () => {
+      await pool?.close();
+      await db.destroy();
+    },
   };
 }
