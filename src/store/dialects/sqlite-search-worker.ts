@@ -7,7 +7,6 @@ import { parentPort, workerData } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
-import type { SearchRequest } from "../search-index.ts";
 import { withStatementCache } from "./sqlite.ts";
 import { sqliteSearch } from "./sqlite-search.ts";
 import type { SearchAnswer, SearchTask } from "./sqlite-search-messages.ts";
