@@ -17,6 +17,7 @@ import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
 import { searchIndex } from "./search-index.ts";
+import { statisticsRepo } from "./statistics.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
@@ -45,6 +46,8 @@ export interface Store {
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
   readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
+  /** Readership statistics (decisions §15): counted events in, reports out. */
+  readonly statistics: ReturnType<typeof statisticsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -85,6 +88,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
     dailySalts: dailySaltsRepo(db),
+    statistics: statisticsRepo(db, dialect.name),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };
