@@ -182,6 +182,9 @@ export type StatsDateRange = (typeof STATS_DATE_RANGES)[number];
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
+/** Where `maxTime` starts: before anything can have been counted. */
+export const ALL_TIME_FROM = "2000-01-01";
+
 /** The days of a named range at `now` (UTC); maxTime starts at the first day anything can have been counted. */
 export function namedRange(range: StatsDateRange, now: number): DayRange {
   const d = new Date(now);
@@ -189,7 +192,7 @@ export function namedRange(range: StatsDateRange, now: number): DayRange {
   const m = d.getUTCMonth();
   if (range === "thisMonth") return { from: isoDay(new Date(Date.UTC(y, m, 1))), to: isoDay(d) };
   if (range === "lastMonth") return { from: isoDay(new Date(Date.UTC(y, m - 1, 1))), to: isoDay(new Date(Date.UTC(y, m, 0))) };
-  return { from: "2000-01-01", to: isoDay(d) };
+  return { from: ALL_TIME_FROM, to: isoDay(d) };
 }
 
 /** The `days` days up to and including `now`'s (the app's default view: the last 30 days). */

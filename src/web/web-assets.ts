@@ -23,6 +23,7 @@ const SOURCES = [
   // uPlot from npm, served from here like every other asset (no third-party request, nothing inline).
   { name: "reader-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "app-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-stats", ext: "css", contentType: "text/css; charset=utf-8" },
   { name: "uplot", ext: "js", contentType: "text/javascript; charset=utf-8", from: "uplot/dist/uPlot.iife.min.js" },
   { name: "uplot", ext: "css", contentType: "text/css; charset=utf-8", from: "uplot/dist/uPlot.min.css" },
 ] as const;
@@ -37,6 +38,7 @@ export interface WebAssets {
   appShareJs: Asset;
   readerStatsJs: Asset;
   appStatsJs: Asset;
+  appStatsCss: Asset;
   uplotJs: Asset;
   uplotCss: Asset;
   /** By URL path, for the asset route. */
@@ -59,5 +61,5 @@ export function loadWebAssets(): WebAssets {
     return asset;
   });
   return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!,
-    readerStatsJs: loaded[7]!, appStatsJs: loaded[8]!, uplotJs: loaded[9]!, uplotCss: loaded[10]!, byPath };
+    readerStatsJs: loaded[7]!, appStatsJs: loaded[8]!, appStatsCss: loaded[9]!, uplotJs: loaded[10]!, uplotCss: loaded[11]!, byPath };
 }
