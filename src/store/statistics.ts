@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { utcDay } from "../domain/reader-identity.ts";
 import {
-  applyBeacon, applyDownload, applyView, MAX_READERS_PER_ADDRESS_DAY,
+  applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
 import type { Database } from "./schema.ts";
@@ -64,6 +64,9 @@ export interface StatsQuery {
   /** How many top documents and referrers (10 and 20 by default). */
   top?: number;
 }
+
+/** The transaction lock of a batch on PostgreSQL (any constant of our own). */
+const STATS_LOCK = 0x5175_5354;
 
 /** Rows per statement: well within SQLite's bound parameters for the widest row (13 columns). */
 const CHUNK = 500;
@@ -128,31 +131,33 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
     }
 
     return db.transaction().execute(async (trx) => {
-      // Made first: from here on this transaction holds the write (SQLite) or the rows (PostgreSQL).
-      for (const part of chunks([...wanted.values()].filter((w) => w.make))) {
-        await trx
-          .insertInto("statReaders")
-          .values(part.map((w) => ({
-            day: w.day, readerKey: w.readerKey, documentId: w.documentId, firstAt: w.at, lastAt: w.at,
-            viewed: 0, read: 0, downloaded: 0, maxPage: 0, seconds: 0, shares: 0, clicks: 0, newcomers: 0,
-          })))
-          .onConflict((oc) => oc.columns(["day", "readerKey"]).doNothing())
-          .execute();
-      }
+      // One batch at a time across processes (readers are read, then written whole): SQLite takes
+      // its write lock with a first write that changes nothing, PostgreSQL a transaction lock.
+      if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${STATS_LOCK})`.execute(trx);
+      else await sql`update daily_salts set salt = salt where 0 = 1`.execute(trx);
       const readers = new Map<string, ReaderRow>();
       const byDay = new Map<string, string[]>();
-      for (const w of wanted.values()) byDay.set(w.day, [...(byDay.get(w.day) ?? []), w.readerKey]);
+      for (const w of wanted.values()) {
+        const keys = byDay.get(w.day);
+        if (keys) keys.push(w.readerKey);
+        else byDay.set(w.day, [w.readerKey]);
+      }
       for (const [day, keys] of byDay) {
         for (const part of chunks(keys)) {
-          let q = trx.selectFrom("statReaders").selectAll().where("day", "=", day).where("readerKey", "in", part);
-          if (dialect === "postgres") q = q.forUpdate();
-          for (const r of await q.execute()) {
+          const rows = await trx.selectFrom("statReaders").selectAll().where("day", "=", day).where("readerKey", "in", part).execute();
+          for (const r of rows) {
             readers.set(`${r.day} ${r.readerKey}`, {
               day: r.day, readerKey: r.readerKey, documentId: r.documentId, firstAt: Number(r.firstAt), lastAt: Number(r.lastAt),
               viewed: r.viewed === 1, read: r.read === 1, downloaded: r.downloaded === 1, maxPage: r.maxPage, seconds: r.seconds,
               shares: r.shares, clicks: r.clicks, newcomers: r.newcomers, changed: false,
             });
           }
+        }
+      }
+      // Readers (and addresses) new today: made here, written only if something counted for them.
+      for (const [k, w] of wanted) {
+        if (w.make && !readers.has(k)) {
+          readers.set(k, { day: w.day, readerKey: w.readerKey, documentId: w.documentId, ...emptyReaderDay(w.at), newcomers: 0, changed: false });
         }
       }
 
@@ -220,7 +225,8 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
         } else {
           d = applyBeacon(r, e.report, e.at, doc.pageCount);
         }
-        r.changed = true;
+        // A repeated view or download changes nothing: its row is not written again.
+        if (e.kind === "beacon" || d.views || d.downloads || d.depth) r.changed = true;
         add(e.documentId, day, d);
         counted++;
       }

@@ -27,10 +27,12 @@ export function publisherCookieValue(secret: string, accountId: number): string 
   return `${accountId}.${createHmac("sha256", secret).update(`publisher:${accountId}`).digest("base64url")}`;
 }
 
+const PUBLISHER_COOKIE_RE = new RegExp(`(?:^|;\\s*)${PUBLISHER_COOKIE}=([0-9]{1,12})\\.([A-Za-z0-9_-]{43})(?:;|$)`);
+
 /** The account a request's PUBLISHER_COOKIE proves, if any. */
 function publisherOf(secret: string, cookieHeader: string | undefined): number | undefined {
   if (!cookieHeader) return undefined;
-  const m = new RegExp(`(?:^|;\\s*)${PUBLISHER_COOKIE}=([0-9]{1,12})\\.([A-Za-z0-9_-]{43})(?:;|$)`).exec(cookieHeader);
+  const m = PUBLISHER_COOKIE_RE.exec(cookieHeader);
   if (!m) return undefined;
   const expected = Buffer.from(publisherCookieValue(secret, Number(m[1])));
   const given = Buffer.from(`${m[1]}.${m[2]}`);
