@@ -91,7 +91,7 @@ async function load(url: string, opts: { method?: string; body?: string; seconds
   return { rps: r.requests.average, p99: r.latency.p99 };
 }
 
-async function generateYear(server: TestServer): Promise<{ documentId: string; events: number }> {
+export async function generateYear(server: TestServer): Promise<{ documentId: string; events: number }> {
   const store = server.services.store;
   // An account of its own: nothing else of this run is in its figures.
   const creds = await createAccount(store, "yearly");
@@ -121,6 +121,13 @@ async function generateYear(server: TestServer): Promise<{ documentId: string; e
     from documents d cross join bench_days b
     cross join (select '' as host, 0 as embedded union all select 'news.example', 0 union all select 'blog.example', 1) r
     where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+  // What the counter keeps beside them as it writes: the account's days and referrers, the documents' months.
+  await sql`insert into stat_account_days select account_id, day, sum(impressions), sum(views), sum(embedded_views), sum(reads), sum(read_seconds),
+    sum(downloads), sum(shares), sum(clicks) from stat_days where account_id = ${owner.accountId} group by account_id, day`.execute(store.db);
+  await sql`insert into stat_account_referrers select account_id, day, host, embedded, sum(views) from stat_referrers
+    where account_id = ${owner.accountId} group by account_id, day, host, embedded`.execute(store.db);
+  await sql`insert into stat_months select document_id, substr(day, 1, 7), account_id, sum(impressions), sum(views), sum(reads), sum(read_seconds)
+    from stat_days where account_id = ${owner.accountId} group by document_id, substr(day, 1, 7), account_id`.execute(store.db);
   await sql`analyze`.execute(store.db);
   const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(store.db);
   return { documentId: first, events: Number(total.rows[0]!.n) };

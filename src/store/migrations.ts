@@ -389,6 +389,62 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addPrimaryKeyConstraint("stat_readers_pk", ["day", "reader_key"])
           .execute();
         await db.schema.createIndex("stat_readers_document").on("stat_readers").column("document_id").execute();
+        // The account's pages read these instead of summing a year of every document's rows: the
+        // account's days and referrers, and each document's months (for top documents over long
+        // periods). Rows of a deleted document leave the account's by the triggers below.
+        await db.schema
+          .createTable("stat_account_days")
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("impressions", "bigint", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addColumn("embedded_views", "bigint", (c) => c.notNull())
+          .addColumn("reads", "bigint", (c) => c.notNull())
+          .addColumn("read_seconds", "bigint", (c) => c.notNull())
+          .addColumn("downloads", "bigint", (c) => c.notNull())
+          .addColumn("shares", "bigint", (c) => c.notNull())
+          .addColumn("clicks", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_account_days_pk", ["account_id", "day"])
+          .execute();
+        await db.schema
+          .createTable("stat_account_referrers")
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("host", "text", (c) => c.notNull())
+          .addColumn("embedded", "integer", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_account_referrers_pk", ["account_id", "day", "host", "embedded"])
+          .execute();
+        await db.schema
+          .createTable("stat_months")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("month", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("impressions", "bigint", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addColumn("reads", "bigint", (c) => c.notNull())
+          .addColumn("read_seconds", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_months_pk", ["document_id", "month"])
+          .execute();
+        await db.schema
+          .createIndex("stat_months_account")
+          .on("stat_months")
+          .columns(["account_id", "month", "document_id", "views", "reads", "read_seconds", "impressions"])
+          .execute();
+        const figures = ["impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"];
+        const subtractDay = `update stat_account_days set ${figures.map((f) => `${f} = ${f} - old.${f}`).join(", ")}
+           where account_id = old.account_id and day = old.day`;
+        const subtractReferrer = `update stat_account_referrers set views = views - old.views
+           where account_id = old.account_id and day = old.day and host = old.host and embedded = old.embedded`;
+        if (dialect.name === "postgres") {
+          for (const [name, table, body] of [["stat_days_leave", "stat_days", subtractDay], ["stat_referrers_leave", "stat_referrers", subtractReferrer]]) {
+            await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${body}; return null; end $$`).execute(db);
+            await sql.raw(`create trigger ${name} after delete on ${table} for each row execute function ${name}()`).execute(db);
+          }
+        } else {
+          await sql.raw(`create trigger stat_days_leave after delete on stat_days for each row begin ${subtractDay}; end`).execute(db);
+          await sql.raw(`create trigger stat_referrers_leave after delete on stat_referrers for each row begin ${subtractReferrer}; end`).execute(db);
+        }
       },
     },
   };

@@ -68,6 +68,8 @@ export interface StatsQuery {
 /** The transaction lock of a batch on PostgreSQL (any constant of our own). */
 const STATS_LOCK = 0x5175_5354;
 
+const daysBetween = (r: DayRange) => (Date.parse(`${r.to}T00:00:00Z`) - Date.parse(`${r.from}T00:00:00Z`)) / 86_400_000 + 1;
+
 /** Rows per statement: well within SQLite's bound parameters for the widest row (13 columns). */
 const CHUNK = 500;
 
@@ -263,6 +265,65 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
           })))
           .execute();
       }
+      // The account's days and referrers, and the documents' months, move with them.
+      const accountDays = new Map<string, Database["statAccountDays"]>();
+      const months = new Map<string, Database["statMonths"]>();
+      for (const d of days.values()) {
+        const a = accountDays.get(`${d.accountId} ${d.day}`) ?? { ...d, impressions: 0, views: 0, embeddedViews: 0, reads: 0, readSeconds: 0, downloads: 0, shares: 0, clicks: 0 };
+        for (const f of FIGURES) a[f] += d[f];
+        accountDays.set(`${d.accountId} ${d.day}`, { accountId: a.accountId, day: a.day, impressions: a.impressions, views: a.views, embeddedViews: a.embeddedViews, reads: a.reads, readSeconds: a.readSeconds, downloads: a.downloads, shares: a.shares, clicks: a.clicks });
+        const month = d.day.slice(0, 7);
+        const m = months.get(`${d.documentId} ${month}`) ?? { documentId: d.documentId, month, accountId: d.accountId, impressions: 0, views: 0, reads: 0, readSeconds: 0 };
+        m.impressions += d.impressions;
+        m.views += d.views;
+        m.reads += d.reads;
+        m.readSeconds += d.readSeconds;
+        months.set(`${d.documentId} ${month}`, m);
+      }
+      const accountReferrers = new Map<string, Database["statAccountReferrers"]>();
+      for (const r of referrers.values()) {
+        const k = `${r.accountId} ${r.day} ${r.embedded} ${r.host}`;
+        const a = accountReferrers.get(k) ?? { accountId: r.accountId, day: r.day, host: r.host, embedded: r.embedded, views: 0 };
+        a.views += r.views;
+        accountReferrers.set(k, a);
+      }
+      for (const part of chunks([...accountDays.values()])) {
+        await trx
+          .insertInto("statAccountDays")
+          .values(part)
+          .onConflict((oc) => oc.columns(["accountId", "day"]).doUpdateSet((eb) => ({
+            impressions: eb("statAccountDays.impressions", "+", eb.ref("excluded.impressions")),
+            views: eb("statAccountDays.views", "+", eb.ref("excluded.views")),
+            embeddedViews: eb("statAccountDays.embeddedViews", "+", eb.ref("excluded.embeddedViews")),
+            reads: eb("statAccountDays.reads", "+", eb.ref("excluded.reads")),
+            readSeconds: eb("statAccountDays.readSeconds", "+", eb.ref("excluded.readSeconds")),
+            downloads: eb("statAccountDays.downloads", "+", eb.ref("excluded.downloads")),
+            shares: eb("statAccountDays.shares", "+", eb.ref("excluded.shares")),
+            clicks: eb("statAccountDays.clicks", "+", eb.ref("excluded.clicks")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...months.values()])) {
+        await trx
+          .insertInto("statMonths")
+          .values(part)
+          .onConflict((oc) => oc.columns(["documentId", "month"]).doUpdateSet((eb) => ({
+            impressions: eb("statMonths.impressions", "+", eb.ref("excluded.impressions")),
+            views: eb("statMonths.views", "+", eb.ref("excluded.views")),
+            reads: eb("statMonths.reads", "+", eb.ref("excluded.reads")),
+            readSeconds: eb("statMonths.readSeconds", "+", eb.ref("excluded.readSeconds")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...accountReferrers.values()])) {
+        await trx
+          .insertInto("statAccountReferrers")
+          .values(part)
+          .onConflict((oc) => oc.columns(["accountId", "day", "host", "embedded"]).doUpdateSet((eb) => ({
+            views: eb("statAccountReferrers.views", "+", eb.ref("excluded.views")),
+          })))
+          .execute();
+      }
       for (const part of chunks([...pages.values()].filter((p) => p.readers !== 0))) {
         await trx
           .insertInto("statPages")
@@ -304,37 +365,57 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
      */
     async report(q: StatsQuery): Promise<StatsReport> {
       const top = q.top ?? 10;
-      let daysQ = db
-        .selectFrom("statDays")
-        .select((eb) => [
-          "day",
-          ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f)),
-        ])
-        .where("accountId", "=", q.accountId)
-        .where("day", ">=", q.range.from)
-        .where("day", "<=", q.range.to)
-        .groupBy("day")
-        .orderBy("day");
-      if (q.documentId !== undefined) daysQ = daysQ.where("documentId", "=", q.documentId);
-      const dayRows = await daysQ.execute();
-      const days = dayRows.map((r) => ({ day: r.day, ...totalsOf(r) }));
+      const dayRows = q.documentId === undefined
+        ? await db
+            .selectFrom("statAccountDays")
+            .select(["day", ...FIGURES])
+            .where("accountId", "=", q.accountId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .orderBy("day")
+            .execute()
+        : await db
+            .selectFrom("statDays")
+            .select(["day", ...FIGURES])
+            .where("accountId", "=", q.accountId)
+            .where("documentId", "=", q.documentId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .orderBy("day")
+            .execute();
+      // A day whose documents were all deleted since is all zeros: not a day with anything counted.
+      const days = dayRows.map((r) => ({ day: r.day, ...totalsOf(r) })).filter((d) => d.views || d.impressions || d.downloads || d.reads || d.shares || d.clicks);
       const sums: Record<string, number> = {};
       for (const f of FIGURES) sums[f] = dayRows.reduce((s, r) => s + Number(r[f] ?? 0), 0);
       const totals = totalsOf(sums);
 
       let topDocuments: StatsReport["topDocuments"] = [];
       if (q.documentId === undefined) {
-        const rows = await db
-          .selectFrom("statDays")
-          .select((eb) => ["documentId", ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f))])
-          .where("accountId", "=", q.accountId)
-          .where("day", ">=", q.range.from)
-          .where("day", "<=", q.range.to)
-          .groupBy("documentId")
-          .orderBy(sql`sum(views)`, "desc")
-          .orderBy("documentId")
-          .limit(top)
-          .execute();
+        // Up to two months, exact days; longer, the documents' months that the period touches.
+        const long = daysBetween(q.range) > 62;
+        const rows = long
+          ? await db
+              .selectFrom("statMonths")
+              .select((eb) => ["documentId", ...(["impressions", "views", "reads", "readSeconds"] as const).map((f) => eb.fn.sum<number>(f).as(f))])
+              .where("accountId", "=", q.accountId)
+              .where("month", ">=", q.range.from.slice(0, 7))
+              .where("month", "<=", q.range.to.slice(0, 7))
+              .groupBy("documentId")
+              .orderBy(sql`sum(views)`, "desc")
+              .orderBy("documentId")
+              .limit(top)
+              .execute()
+          : await db
+              .selectFrom("statDays")
+              .select((eb) => ["documentId", ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f))])
+              .where("accountId", "=", q.accountId)
+              .where("day", ">=", q.range.from)
+              .where("day", "<=", q.range.to)
+              .groupBy("documentId")
+              .orderBy(sql`sum(views)`, "desc")
+              .orderBy("documentId")
+              .limit(top)
+              .execute();
         const names = rows.length === 0 ? [] : await db
           .selectFrom("documents")
           .select(["documentId", "name", "title"])
@@ -347,17 +428,29 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
         });
       }
 
-      let refQ = db
-        .selectFrom("statReferrers")
-        .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
-        .where("accountId", "=", q.accountId)
-        .where("day", ">=", q.range.from)
-        .where("day", "<=", q.range.to)
-        .groupBy(["host", "embedded"])
-        .orderBy(sql`sum(views)`, "desc")
-        .orderBy("host")
-        .limit(q.top ?? 20);
-      if (q.documentId !== undefined) refQ = refQ.where("documentId", "=", q.documentId);
+      const refQ = q.documentId === undefined
+        ? db
+            .selectFrom("statAccountReferrers")
+            .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
+            .where("accountId", "=", q.accountId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .groupBy(["host", "embedded"])
+            .having(sql`sum(views)`, ">", 0)
+            .orderBy(sql`sum(views)`, "desc")
+            .orderBy("host")
+            .limit(q.top ?? 20)
+        : db
+            .selectFrom("statReferrers")
+            .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
+            .where("accountId", "=", q.accountId)
+            .where("documentId", "=", q.documentId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .groupBy(["host", "embedded"])
+            .orderBy(sql`sum(views)`, "desc")
+            .orderBy("host")
+            .limit(q.top ?? 20);
       const referrers = (await refQ.execute()).map((r) => ({ host: r.host, embedded: r.embedded === 1, views: Number(r.views) }));
 
       let depth: StatsReport["depth"] = [];
