@@ -9,6 +9,7 @@ declare module "autocannon" {
     headers?: Record<string, string>;
     /** Runs the load in worker threads, off the thread that serves. */
     workers?: number;
+    body?: string;
   }
   interface Histogram {
     average: number;

@@ -19,6 +19,7 @@ import { benchSearch } from "./search.ts";
 import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
+import { benchStats } from "./stats.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   abuse: benchAbuse,
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   reader: benchReader,
   reading: benchReading,
   startup: benchStartup,
+  stats: benchStats,
 };
 
 const name = process.argv[2];

@@ -31,6 +31,8 @@ export interface Config {
   maxUploadBytes: number;
   logLevel: string;
   createDemoAccount: boolean;
+  /** QUIRE_STATISTICS: count readership on the public pages (decisions §15); `0` turns counting off. */
+  statistics: boolean;
   /** Scratch space of conversions (page images before upload, LibreOffice profiles). */
   tmpDir: string;
   /**
@@ -269,6 +271,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxUploadBytes,
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
+    statistics: env.QUIRE_STATISTICS !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
     minFreeDiskBytes: (int("QUIRE_MIN_FREE_DISK_MB", 256, 0, 1 << 30) ?? 256) * 1024 * 1024,
     diskFullWaitMs: (int("QUIRE_DISK_FULL_WAIT_HOURS", 6, 1, 168) ?? 6) * 3_600_000,

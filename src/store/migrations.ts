@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { Migrator, sql, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration } from "kysely";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { backfillSearch } from "./search-backfill.ts";
 
@@ -323,6 +323,112 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("day", "text", (c) => c.primaryKey())
           .addColumn("salt", "text", (c) => c.notNull())
           .execute();
+        // Every figure per document and UTC day (src/store/statistics.ts): a year of an account is
+        // a few hundred thousand small rows at most, however many events made them. Each table goes
+        // with its document (deleting a document deletes its statistics).
+        const documentRef = (c: ColumnDefinitionBuilder) => c.notNull().references("documents.document_id").onDelete("cascade");
+        const figures = ["impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"];
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        const withFigures = (t: CreateTableBuilder<any, any>) => figures.reduce((b, f) => b.addColumn(f, "bigint", (c) => c.notNull()), t);
+        await withFigures(
+          db.schema
+            .createTable("stat_days")
+            .addColumn("document_id", "text", documentRef)
+            .addColumn("day", "text", (c) => c.notNull())
+            .addColumn("account_id", "integer", (c) => c.notNull()),
+        )
+          .addPrimaryKeyConstraint("stat_days_pk", ["document_id", "day"])
+          .execute();
+        // The depth curve: how many of a day's readers got no further than each page.
+        await db.schema
+          .createTable("stat_pages")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("page", "integer", (c) => c.notNull())
+          .addColumn("readers", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_pages_pk", ["document_id", "day", "page"])
+          .execute();
+        // Where views came from: the referring site's host only, and whether it was an embed.
+        await db.schema
+          .createTable("stat_referrers")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("host", "text", (c) => c.notNull())
+          .addColumn("embedded", "integer", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_referrers_pk", ["document_id", "day", "host", "embedded"])
+          .execute();
+        await db.schema.createIndex("stat_referrers_account").on("stat_referrers").columns(["account_id", "day"]).execute();
+        // Today's readers, by their key under today's salt only: what each has been counted for
+        // already, so a reader is one reader however often they come back that day. Deleted with the salt.
+        await db.schema
+          .createTable("stat_readers")
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("reader_key", "text", (c) => c.notNull())
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("first_at", "bigint", (c) => c.notNull())
+          .addColumn("last_at", "bigint", (c) => c.notNull())
+          .addColumn("viewed", "integer", (c) => c.notNull())
+          .addColumn("read", "integer", (c) => c.notNull())
+          .addColumn("downloaded", "integer", (c) => c.notNull())
+          .addColumn("max_page", "integer", (c) => c.notNull())
+          .addColumn("seconds", "integer", (c) => c.notNull())
+          .addColumn("shares", "integer", (c) => c.notNull())
+          .addColumn("clicks", "integer", (c) => c.notNull())
+          .addColumn("newcomers", "integer", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_readers_pk", ["day", "reader_key"])
+          .execute();
+        await db.schema.createIndex("stat_readers_document").on("stat_readers").column("document_id").execute();
+        // The account's pages read these instead of summing a year of every document's rows: the
+        // account's days and referrers, and each document's months (for top documents over long
+        // periods). Rows of a deleted document leave the account's by the triggers below.
+        await withFigures(
+          db.schema
+            .createTable("stat_account_days")
+            .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+            .addColumn("day", "text", (c) => c.notNull()),
+        )
+          .addPrimaryKeyConstraint("stat_account_days_pk", ["account_id", "day"])
+          .execute();
+        await db.schema
+          .createTable("stat_account_referrers")
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("host", "text", (c) => c.notNull())
+          .addColumn("embedded", "integer", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_account_referrers_pk", ["account_id", "day", "host", "embedded"])
+          .execute();
+        await db.schema
+          .createTable("stat_months")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("month", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("impressions", "bigint", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addColumn("reads", "bigint", (c) => c.notNull())
+          .addColumn("read_seconds", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_months_pk", ["document_id", "month"])
+          .execute();
+        await db.schema
+          .createIndex("stat_months_account")
+          .on("stat_months")
+          .columns(["account_id", "month", "document_id", "views", "reads", "read_seconds", "impressions"])
+          .execute();
+        const subtractDay = `update stat_account_days set ${figures.map((f) => `${f} = ${f} - old.${f}`).join(", ")}
+           where account_id = old.account_id and day = old.day`;
+        const subtractReferrer = `update stat_account_referrers set views = views - old.views
+           where account_id = old.account_id and day = old.day and host = old.host and embedded = old.embedded`;
+        if (dialect.name === "postgres") {
+          for (const [name, table, body] of [["stat_days_leave", "stat_days", subtractDay], ["stat_referrers_leave", "stat_referrers", subtractReferrer]]) {
+            await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${body}; return null; end $$`).execute(db);
+            await sql.raw(`create trigger ${name} after delete on ${table} for each row execute function ${name}()`).execute(db);
+          }
+        } else {
+          await sql.raw(`create trigger stat_days_leave after delete on stat_days for each row begin ${subtractDay}; end`).execute(db);
+          await sql.raw(`create trigger stat_referrers_leave after delete on stat_referrers for each row begin ${subtractReferrer}; end`).execute(db);
+        }
       },
     },
     "0014_comments_ratings": {

@@ -21,6 +21,7 @@ import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
 import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
 import { searchIndex } from "./search-index.ts";
+import { statisticsRepo } from "./statistics.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
@@ -59,6 +60,8 @@ export interface Store {
    * changes), so idle workers claim them at once; resolves with the function that stops it.
    */
   watchQueuedJobs(onQueued: () => void, log?: WakeupLog): Promise<() => Promise<void>>;
+  /** Readership statistics (decisions §15): counted events in, reports out. */
+  readonly statistics: ReturnType<typeof statisticsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -131,6 +134,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     ratings: documentRatingsRepo(db),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
+    statistics: statisticsRepo(db, dialect.name),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -234,6 +234,94 @@ export interface DocumentCommentsTable {
   updatedAt: number;
 }
 
+/** One document's figures on one UTC day (migration 0013); counts only, nothing about a reader. */
+export interface StatDaysTable {
+  documentId: string;
+  day: string;
+  accountId: number;
+  impressions: number;
+  views: number;
+  embeddedViews: number;
+  reads: number;
+  /** Seconds spent by the day's readers who read (averageTimeSpent = readSeconds / reads). */
+  readSeconds: number;
+  downloads: number;
+  shares: number;
+  clicks: number;
+}
+
+/** How many of the day's readers got no further than `page`: the depth curve is its running sum from the end. */
+export interface StatPagesTable {
+  documentId: string;
+  day: string;
+  page: number;
+  readers: number;
+}
+
+/** Views by referring host ("" for none) and whether through an embed. */
+export interface StatReferrersTable {
+  documentId: string;
+  day: string;
+  host: string;
+  embedded: number;
+  accountId: number;
+  views: number;
+}
+
+/**
+ * What one reader (their key under the day's salt) was counted for that day, so that they count
+ * once; also rows whose key is the address alone (`newcomers`: readers counted from it). Deleted
+ * with the day's salt.
+ */
+export interface StatReadersTable {
+  day: string;
+  readerKey: string;
+  documentId: string;
+  firstAt: number;
+  lastAt: number;
+  viewed: number;
+  read: number;
+  downloaded: number;
+  maxPage: number;
+  seconds: number;
+  shares: number;
+  clicks: number;
+  newcomers: number;
+}
+
+/** An account's figures per day: the sum of its documents' stat_days (a deleted document's leave by trigger). */
+export interface StatAccountDaysTable {
+  accountId: number;
+  day: string;
+  impressions: number;
+  views: number;
+  embeddedViews: number;
+  reads: number;
+  readSeconds: number;
+  downloads: number;
+  shares: number;
+  clicks: number;
+}
+
+export interface StatAccountReferrersTable {
+  accountId: number;
+  day: string;
+  host: string;
+  embedded: number;
+  views: number;
+}
+
+/** A document's main figures per month (`YYYY-MM`): top documents over long periods. */
+export interface StatMonthsTable {
+  documentId: string;
+  month: string;
+  accountId: number;
+  impressions: number;
+  views: number;
+  reads: number;
+  readSeconds: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -252,4 +340,11 @@ export interface Database {
   documentRatings: DocumentRatingsTable;
   documentComments: DocumentCommentsTable;
   dailySalts: DailySaltsTable;
+  statDays: StatDaysTable;
+  statPages: StatPagesTable;
+  statReferrers: StatReferrersTable;
+  statReaders: StatReadersTable;
+  statAccountDays: StatAccountDaysTable;
+  statAccountReferrers: StatAccountReferrersTable;
+  statMonths: StatMonthsTable;
 }

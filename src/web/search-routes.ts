@@ -6,6 +6,7 @@ import { SearchBusyError } from "../store/search-gate.ts";
 import { searchBusy, tooManyRequests, type AnonymousBudget } from "./anonymous-budget.ts";
 import { oembedAnswer, oembedJson, oembedTarget, oembedXml, readMaxSize } from "./oembed.ts";
 import { SEARCH_PAGE_SIZE, siteSearchPage, type SearchResultsView } from "./search-page.ts";
+import type { PublicCounting } from "./stats-routes.ts";
 import type { WebAssets } from "./web-assets.ts";
 import { sendWithEtag, setPageHeaders } from "./web-headers.ts";
 
@@ -22,6 +23,8 @@ export interface SearchRouteDeps {
   notFound(reply: FastifyReply): FastifyReply;
   /** What one address may make these pages compute. */
   budget: AnonymousBudget;
+  /** Readership counting: each result's card shown is an impression. */
+  counting?: Pick<PublicCounting, "impressions">;
 }
 
 /** `q` as searched: at most 500 characters (longer is cut, as a search box would). */
@@ -62,6 +65,7 @@ export function registerSearchRoutes(web: FastifyInstance, deps: SearchRouteDeps
       throw err;
     });
     if (!view) return searchBusy(reply, deps.assets);
+    deps.counting?.impressions(req, view.matches.map((m) => m.record));
     setPageHeaders(reply, { frameable: false, noindex: true });
     return sendWithEtag(req, reply, siteSearchPage(view, deps.assets).value, "text/html; charset=utf-8", "no-cache");
   });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 /** A static file served at a URL holding its content hash, so it can be cached for a year. */
 export interface Asset {
@@ -21,6 +22,13 @@ const SOURCES = [
   // Ratings and comments under the reader (src/web/reader-comments.ts), loaded by that section only.
   { name: "reader-feedback", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "reader-feedback", ext: "css", contentType: "text/css; charset=utf-8" },
+  // Readership statistics (docs/statistics.md): the reader's beacons, and the app's charts, drawn by
+  // uPlot from npm, served from here like every other asset (no third-party request, nothing inline).
+  { name: "reader-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-stats", ext: "css", contentType: "text/css; charset=utf-8" },
+  { name: "uplot", ext: "js", contentType: "text/javascript; charset=utf-8", from: "uplot/dist/uPlot.iife.min.js" },
+  { name: "uplot", ext: "css", contentType: "text/css; charset=utf-8", from: "uplot/dist/uPlot.min.css" },
 ] as const;
 
 /** An inline script of Quire's own, allowed by the hash of its exact text (the CSP's 'sha256-…'). */
@@ -41,6 +49,11 @@ export interface WebAssets {
   appShareJs: Asset;
   feedbackJs: Asset;
   feedbackCss: Asset;
+  readerStatsJs: Asset;
+  appStatsJs: Asset;
+  appStatsCss: Asset;
+  uplotJs: Asset;
+  uplotCss: Asset;
   /** By URL path, for the asset route. */
   byPath: Map<string, Asset>;
 }
@@ -51,8 +64,10 @@ export interface WebAssets {
  */
 export function loadWebAssets(): WebAssets {
   const byPath = new Map<string, Asset>();
-  const loaded = SOURCES.map(({ name, ext, contentType }) => {
-    const body = readFileSync(new URL(`./assets/${name}.${ext}`, import.meta.url));
+  const require = createRequire(import.meta.url);
+  const loaded = SOURCES.map((source) => {
+    const { name, ext, contentType } = source;
+    const body = readFileSync("from" in source ? require.resolve(source.from) : new URL(`./assets/${name}.${ext}`, import.meta.url));
     const hash = createHash("sha256").update(body).digest("hex").slice(0, 16);
     const asset: Asset = { url: `/_assets/${name}.${hash}.${ext}`, body, contentType };
     byPath.set(asset.url, asset);
@@ -60,9 +75,11 @@ export function loadWebAssets(): WebAssets {
   });
   const readerJs = loaded[0]!;
   const feedbackJs = loaded[7]!;
+  const readerStatsJs = loaded[9]!;
   return {
-    readerJs, feedbackJs, readerLoader: loaderOf([readerJs, feedbackJs]), readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!,
-    appUploadJs: loaded[5]!, appShareJs: loaded[6]!, feedbackCss: loaded[8]!, byPath,
+    readerJs, feedbackJs, readerStatsJs, readerLoader: loaderOf([readerJs, feedbackJs, readerStatsJs]), readerCss: loaded[1]!, icon: loaded[2]!,
+    appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, feedbackCss: loaded[8]!,
+    appStatsJs: loaded[10]!, appStatsCss: loaded[11]!, uplotJs: loaded[12]!, uplotCss: loaded[13]!, byPath,
   };
 }
 

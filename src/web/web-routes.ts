@@ -21,6 +21,7 @@ import { readerRenderPool } from "./reader-render-pool.ts";
 import { SearchBusyError } from "../store/search-gate.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
+import { registerStatistics } from "./stats-routes.ts";
 import { loadWebAssets } from "./web-assets.ts";
 import { IMMUTABLE, sendWithEtag, setPageHeaders } from "./web-headers.ts";
 
@@ -124,7 +125,8 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
-    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound, budget });
+    const counting = registerStatistics(web, { config: deps.config, store: deps.store, findDoc });
+    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound, budget, counting });
     await registerReaderFeedbackRoutes(web, { config: deps.config, store: deps.store, assets, findDoc, notFound });
 
     web.get("/robots.txt", async (req, reply) => {
@@ -162,6 +164,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         });
         if (!search) return searchBusy(reply, assets);
       }
+      counting.impressions(req, search ? search.matches.map((m) => m.record) : records);
       setPageHeaders(reply, { frameable: false, noindex: search !== undefined });
       const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search });
       return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
@@ -198,6 +201,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       // A search builds a page each time, and a page not yet built is built once: both take from the address's budget.
       const wait = query || !answers.has(key) ? budget.take(req) : undefined;
       if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "html", assets, frameable: embed });
+      if (!doc.explicit || consented) counting.view(req, doc, { embedded: embed, startPage });
       setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
       const feedback = async () =>
         readerFeedback(doc, assets, {
@@ -247,6 +251,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
       const original = await blobOrMissing(blobKeys.original(doc.blobId));
       if (!original) return notFound(reply.removeHeader("content-disposition"));
+      counting.download(req, doc);
       return reply.type(ORIGINAL_TYPES[doc.orgDocType] ?? "application/octet-stream").send(original);
     });
 

@@ -94,8 +94,8 @@ describe("public pages", { timeout: 120_000 }, () => {
     const scripts = [...body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
     assert.equal(scripts.length, 1);
     assert.equal(scripts[0]![1], "");
-    // It adds the reader's bundle and the ratings and comments' script (src/web/reader-comments.ts), named in it.
-    assert.match(scripts[0]![2]!, /^\(\(\)=>\{for\(const u of \["\/_assets\/reader\.[0-9a-f]{16}\.js","\/_assets\/reader-feedback\.[0-9a-f]{16}\.js"\]\)/);
+    // It adds the reader's bundle and the ratings and comments' script (src/web/reader-comments.ts) and the statistics' beacons (reader-stats.js), named in it.
+    assert.match(scripts[0]![2]!, /^\(\(\)=>\{for\(const u of \["\/_assets\/reader\.[0-9a-f]{16}\.js","\/_assets\/reader-feedback\.[0-9a-f]{16}\.js","\/_assets\/reader-stats\.[0-9a-f]{16}\.js"\]\)/);
     const hash = createHash("sha256").update(scripts[0]![2]!).digest("base64");
     assert.match(csp, new RegExp(`script-src 'sha256-${hash.replace(/[+/]/g, "\\$&")}' 'strict-dynamic';`));
     assert.doesNotMatch(body, /<style|\sstyle=|\son[a-z]+=/i);

@@ -7,6 +7,7 @@ import { registerUploadPage } from "./upload-page.ts";
 import { registerFoldersPage } from "./folders-page.ts";
 import { registerSharePage } from "./share-page.ts";
 import { registerCommentsPage } from "./comments-page.ts";
+import { registerStatisticsPage } from "./statistics-page.ts";
 
 /**
  * A page module: registers its routes (paths relative to /app) on the signed-in scope, where the
@@ -23,4 +24,5 @@ export const SIGNED_IN_PAGES: readonly AppPageModule[] = [
   registerFoldersPage,
   registerSharePage,
   registerCommentsPage,
+  registerStatisticsPage,
 ];
