@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       const survey = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mineral survey", tags: ["field notes"] }), pages);
       const other = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mill accounts" }), ["The old mill paid its workers in quartz."]);
       for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
-      await sql`delete from kysely_migration where name >= '0012_search_pairs'`.execute(store.db);
+      await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(store.db);
       await store.close();
 
       const upgraded = await openStore(url);
@@ -115,7 +115,7 @@ for (const dialect of DIALECTS) {
         await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "First survey" }), ["The garnet seam ran east."]);
         const second = await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "Second survey" }), ["The garnet seam ran west."]);
         for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
-        await sql`delete from kysely_migration where name >= '0012_search_pairs'`.execute(store.db);
+        await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(store.db);
         // The second document's row makes the rebuild fail after the first is rebuilt.
         await sql`update documents set tags = 'not a list' where document_id = ${second.documentId}`.execute(store.db);
         await store.close();

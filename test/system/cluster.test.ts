@@ -178,7 +178,7 @@ test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly on
 
   // The surviving worker is ready (store, S3, LibreOffice) and its metrics count what it ran.
   const ready = await fetch(`http://127.0.0.1:${metricsPorts[1]}/readyz`);
-  assert.deepEqual(await ready.json(), { status: "ok", checks: { store: "ok", blobs: "ok", converter: "ok" } });
+  assert.deepEqual(await ready.json(), { status: "ok", checks: { store: "ok", blobs: "ok", disk: "ok", converter: "ok" } });
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPorts[1]}/metrics`)).text();
   const successes = [...workers[1]!.logLines()].filter((l) => l.msg === "job finished" && l.outcome === "success").length;
   assert.equal(sample(metrics, "quire_jobs_finished_total", { outcome: "success" }), successes);
