@@ -98,6 +98,7 @@ export const ROLE_RULES: IForbiddenRuleType[] = [
  */
 const OPAQUE_IMPORTS: Record<string, string> = {
   "src/thread-boot.mjs": "the worker threads' boot file: it imports the entry its creator (page-text.ts, reader-render-pool.ts, sqlite-search-pool.ts) names",
+  "src/web/web-assets.ts": "createRequire only finds the file of a browser asset from npm (uPlot) to serve it; nothing is imported",
 };
 
 function sourceFiles(dir: string): string[] {

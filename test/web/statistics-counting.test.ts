@@ -117,7 +117,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const alice = reader();
       const first = await alice.get(readerPath());
       assert.equal(first.status, 200);
-      assert.match(first.body.toString(), /<script src="\/_assets\/reader-stats\.[0-9a-f]{16}\.js" defer><\/script>/);
+      // The beacons script is added by the page's loader, which names it.
+      assert.match(first.body.toString(), /"\/_assets\/reader-stats\.[0-9a-f]{16}\.js"/);
       assert.equal((await alice.get(readerPath())).status, 200); // the same reader again
       await until(async () => (await report()).totals.views === 1, 20_000, "the view to be counted");
       const res = await alice.beacon(readerPath(), { p: 3, s: 2, t: true, sh: 0, c: 0 });
