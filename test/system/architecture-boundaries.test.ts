@@ -75,6 +75,9 @@ test("a violation planted in a copy of src/ fails the check: one per part, every
     // One forbidden import from every part, the forms taken in turn so each is planted.
     TABLE.forEach((rule, i) => {
       const target = forbiddenFor(rule);
+      // The threads' boot file (src/thread-boot.mjs) is JavaScript the checker does not parse; it is
+      // one of the named opaque-import exceptions (scripts/architecture.ts), so nothing is planted there.
+      if (rule.part.endsWith(".mjs")) return;
       const file = rule.part.endsWith(".ts") ? `src/${rule.part}` : `src/${rule.part}/planted-edge.ts`;
       const toFile = moduleOf(root, target);
       const form = FORMS[i % FORMS.length]!;

@@ -126,7 +126,7 @@ function rangeNav(base: string, current: RangeKey): Html {
 function statsPage(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, v: { report: StatsReport; range: RangeKey; doc?: DocumentRecord }) {
   const { report, range, doc } = v;
   const base = doc ? `${APP_BASE}/statistics/${doc.documentId}` : `${APP_BASE}/statistics`;
-  return sendAppPage(ctx, req, reply, { title: doc ? `Statistics: ${doc.title}` : "Statistics", section: "statistics" }, () => html`<link rel="stylesheet" href="${ctx.assets.uplotCss.url}">
+  return sendAppPage(ctx, req, reply, { title: doc ? `Statistics: ${doc.title}` : "Statistics", section: "statistics", scripts: [ctx.assets.uplotJs, ctx.assets.appStatsJs] }, () => html`<link rel="stylesheet" href="${ctx.assets.uplotCss.url}">
 <link rel="stylesheet" href="${ctx.assets.appStatsCss.url}">
 ${doc && html`<p><a href="${APP_BASE}/statistics?range=${range}">← All statistics</a></p>`}
 <h1>${doc ? html`Statistics: ${doc.title}` : "Statistics"}</h1>
@@ -137,9 +137,7 @@ ${summary(report.totals)}
 ${daysTable(report)}
 ${depthTable(report)}
 ${!doc && topTable(report, range)}
-${referrersTable(report)}
-<script src="${ctx.assets.uplotJs.url}" defer></script>
-<script src="${ctx.assets.appStatsJs.url}" defer></script>`);
+${referrersTable(report)}`);
 }
 
 const rangeKeyOf = (req: FastifyRequest): RangeKey => {
