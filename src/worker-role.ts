@@ -7,6 +7,7 @@ import { PAGE_WIDTHS } from "./domain/page-images.ts";
 import { conversionHandlers } from "./jobs/conversion-handlers.ts";
 import { CONVERT_DOCUMENT } from "./jobs/convert-document.ts";
 import { indexTextHandler, INDEX_TEXT } from "./jobs/index-text.ts";
+import { PUBLISH_SCHEDULED, publishScheduledHandler } from "./jobs/publish-scheduled.ts";
 import type { JobRegistry } from "./jobs/job-registry.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
@@ -105,6 +106,7 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
   });
   registry.set(WEBHOOK_DELIVERY, webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }));
   registry.set(INDEX_TEXT, indexTextHandler({ store: services.store, blobs: services.blobs }));
+  registry.set(PUBLISH_SCHEDULED, publishScheduledHandler({ store: services.store }));
   return registry;
 }
 

@@ -2,7 +2,11 @@ import { randomBytes } from "node:crypto";
 import { typeClaimedByName, type OrgDocType, type RecordedDocType } from "./formats.ts";
 import { isXmlSafe } from "./values.ts";
 
-export type DocumentState = "P" | "A" | "F";
+/**
+ * P processing, A published, F failed; D a v2 draft not being converted (converted, or with no file
+ * yet): only v2 answers ever show it (decisions §14).
+ */
+export type DocumentState = "P" | "A" | "F" | "D";
 export type DocumentOrigin = "apiupload" | "apislurp";
 export type Access = "public" | "private";
 
@@ -45,6 +49,8 @@ export interface DocumentRecord {
   errorMessage: string;
   blobId: string;
   originalSize: number;
+  /** A v2 draft not published yet (decisions §14): never public, never in v1 lists. Absent: false. */
+  draft?: boolean;
 }
 
 /** What the caller may set at upload (the parameter table of interface §4.2, decisions §4). */

@@ -16,7 +16,7 @@ export function toRow(d: DocumentRecord): Row {
     ratingsAllowed: d.ratingsAllowed ? 1 : 0, downloadable: d.downloadable ? 1 : 0, explicit: d.explicit ? 1 : 0,
     infoLink: d.infoLink, soundUrl: d.soundUrl, slurpUrl: d.slurpUrl, coverWidth: d.coverWidth,
     coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
-    originalSize: d.originalSize,
+    originalSize: d.originalSize, draft: d.draft === true ? 1 : 0,
   };
 }
 
@@ -31,5 +31,6 @@ export function fromRow(r: Row & { username: string }): DocumentRecord {
     ratingsAllowed: r.ratingsAllowed === 1,
     downloadable: r.downloadable === 1,
     explicit: r.explicit === 1,
+    draft: r.draft === 1,
   };
 }

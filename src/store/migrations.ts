@@ -312,6 +312,33 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await dialect.search.upgrade(db);
       },
     },
+    "0015_v2": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // The v2 API (decisions §14): bearer tokens, stored as the SHA-256 of the token only.
+        await db.schema
+          .createTable("api_tokens")
+          .addColumn("token_hash", "text", (c) => c.primaryKey())
+          .addColumn("prefix", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("last_used_at", "bigint")
+          .execute();
+        await db.schema.createIndex("api_tokens_account").on("api_tokens").column("account_id").execute();
+        // A v2 draft is a document not published yet: never public, never in v1 lists.
+        await db.schema.alterTable("documents").addColumn("draft", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        // What only v2 knows of a document: its v2 fields, the edits staged until the next publish, a scheduled publish.
+        await db.schema
+          .createTable("document_v2")
+          .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
+          .addColumn("info", "text", (c) => c.notNull())
+          .addColumn("changes", "text")
+          .addColumn("scheduled_at", "bigint")
+          .execute();
+        // Stacks are folders; v2 gives them an access type.
+        await db.schema.alterTable("folders").addColumn("access_type", "text", (c) => c.notNull().defaultTo("PUBLIC")).execute();
+      },
+    },
   };
 }
 

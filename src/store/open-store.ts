@@ -1,6 +1,8 @@
 import { sql, type Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
+import { apiTokensRepo } from "./api-tokens.ts";
+import { documentV2Repo } from "./document-v2.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
@@ -42,6 +44,10 @@ export interface Store {
   readonly blobReferences: ReturnType<typeof blobReferencesRepo>;
   /** The web app's sessions (migration 0006). */
   readonly appSessions: ReturnType<typeof appSessionsRepo>;
+  /** v2 bearer tokens (migration 0015). */
+  readonly apiTokens: ReturnType<typeof apiTokensRepo>;
+  /** What only v2 knows of documents, and stacks' access types (migration 0015). */
+  readonly documentV2: ReturnType<typeof documentV2Repo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +87,8 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
+    apiTokens: apiTokensRepo(db),
+    documentV2: documentV2Repo(db),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -1,0 +1,83 @@
+import type { Kysely } from "kysely";
+import type { Database } from "./schema.ts";
+
+export interface TokenOwner {
+  accountId: number;
+  username: string;
+}
+
+export interface TokenSummary {
+  prefix: string;
+  username: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** Last-used times are written at most this often per token, so a client that polls writes little. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** v2 bearer tokens (decisions §14, migration 0015): only hashes are stored and looked up. */
+export function apiTokensRepo(db: Kysely<Database>) {
+  const summaries = () =>
+    db
+      .selectFrom("apiTokens")
+      .innerJoin("accounts", "accounts.id", "apiTokens.accountId")
+      .select(["apiTokens.prefix", "accounts.username", "apiTokens.createdAt", "apiTokens.lastUsedAt"]);
+  const toSummary = (r: { prefix: string; username: string; createdAt: number; lastUsedAt: number | null }): TokenSummary => ({
+    prefix: r.prefix, username: r.username, createdAt: Number(r.createdAt), lastUsedAt: r.lastUsedAt === null ? null : Number(r.lastUsedAt),
+  });
+
+  return {
+    /** False when the account does not exist. */
+    async create(username: string, tokenHash: string, prefix: string, now: number): Promise<boolean> {
+      const account = await db.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
+      if (!account) return false;
+      await db.insertInto("apiTokens").values({ tokenHash, prefix, accountId: account.id, createdAt: now, lastUsedAt: null }).execute();
+      return true;
+    },
+
+    async createFor(accountId: number, tokenHash: string, prefix: string, now: number): Promise<void> {
+      await db.insertInto("apiTokens").values({ tokenHash, prefix, accountId, createdAt: now, lastUsedAt: null }).execute();
+    },
+
+    /** The account a token's hash belongs to; records the use (at most once a minute). */
+    async ownerOf(tokenHash: string, now: number): Promise<TokenOwner | undefined> {
+      const row = await db
+        .selectFrom("apiTokens")
+        .innerJoin("accounts", "accounts.id", "apiTokens.accountId")
+        .select(["apiTokens.accountId", "accounts.username", "apiTokens.lastUsedAt"])
+        .where("apiTokens.tokenHash", "=", tokenHash)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      if (row.lastUsedAt === null || now - Number(row.lastUsedAt) >= TOUCH_EVERY_MS) {
+        await db.updateTable("apiTokens").set({ lastUsedAt: now }).where("tokenHash", "=", tokenHash).execute();
+      }
+      return { accountId: row.accountId, username: row.username };
+    },
+
+    async revokeHash(tokenHash: string): Promise<boolean> {
+      const r = await db.deleteFrom("apiTokens").where("tokenHash", "=", tokenHash).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    },
+
+    /** Revokes the one token with this prefix (of this account, when given); 0 or several match: nothing, and the count. */
+    async revokePrefix(prefix: string, accountId?: number): Promise<number> {
+      let q = db.selectFrom("apiTokens").select("tokenHash").where("prefix", "=", prefix);
+      if (accountId !== undefined) q = q.where("accountId", "=", accountId);
+      const rows = await q.execute();
+      if (rows.length !== 1) return rows.length;
+      await db.deleteFrom("apiTokens").where("tokenHash", "=", rows[0]!.tokenHash).execute();
+      return 1;
+    },
+
+    async list(): Promise<TokenSummary[]> {
+      return (await summaries().orderBy("accounts.username").orderBy("apiTokens.createdAt").execute()).map(toSummary);
+    },
+
+    async listOf(accountId: number): Promise<TokenSummary[]> {
+      return (await summaries().where("apiTokens.accountId", "=", accountId).orderBy("apiTokens.createdAt").execute()).map(toSummary);
+    },
+  };
+}
+
+export type ApiTokensRepo = ReturnType<typeof apiTokensRepo>;
