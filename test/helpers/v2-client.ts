@@ -1,4 +1,5 @@
 import { createToken } from "../../src/cli/accounts-command.ts";
+import { rawHttp } from "./api-client.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** A raw HTTP answer of the v2 API: status, content type, text and parsed JSON (undefined when not JSON). */
@@ -7,20 +8,34 @@ export interface V2Answer {
   type: string;
   text: string;
   json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  headers: Headers;
+  headers: Record<string, string>;
 }
 
-/** Sends one request to `${server.url}/v2/<path>` with exactly the headers and body given (as a client would). */
-export async function v2Request(server: Pick<TestServer, "url">, method: string, path: string, init: { headers?: Record<string, string>; body?: BodyInit } = {}): Promise<V2Answer> {
-  const res = await fetch(`${server.url}/v2/${path}`, { method, headers: init.headers ?? {}, body: init.body });
-  const text = await res.text();
+/**
+ * Sends one request to `${server.url}/v2/<path>` with exactly the headers and body given (as a
+ * client would: a string body goes as written, even on GET, with its Content-Length; a FormData
+ * body is encoded as fetch encodes it, with its multipart boundary).
+ */
+export async function v2Request(server: Pick<TestServer, "url">, method: string, path: string, init: { headers?: Record<string, string>; body?: string | Buffer | FormData } = {}): Promise<V2Answer> {
+  let body: Buffer | undefined;
+  const headers: Array<[string, string]> = Object.entries(init.headers ?? {});
+  if (init.body instanceof FormData) {
+    const encoded = new Request("http://x/", { method: "POST", body: init.body });
+    body = Buffer.from(await encoded.arrayBuffer());
+    headers.push(["Content-Type", encoded.headers.get("content-type")!]);
+  } else if (init.body !== undefined) {
+    body = Buffer.from(init.body);
+  }
+  if (body !== undefined) headers.push(["Content-Length", String(body.length)]);
+  const res = await rawHttp(server.url, { method, path: `/v2/${path}`, headers, ...(body !== undefined ? { body } : {}) });
+  const text = res.body;
   let json: unknown;
   try {
     json = text === "" ? undefined : JSON.parse(text);
   } catch {
     json = undefined;
   }
-  return { status: res.status, type: res.headers.get("content-type") ?? "", text, json, headers: res.headers };
+  return { status: res.status, type: res.headers["content-type"] ?? "", text, json, headers: res.headers };
 }
 
 /** A token for the test server's account, made as `quire accounts create-token` makes it. */

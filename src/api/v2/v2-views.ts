@@ -20,9 +20,10 @@ export function appLocation(origin: string, doc: Pick<DocumentRecord, "documentI
 
 type Cover = { url: string; width: number; height: number };
 
-/** The three covers, once the first page is rendered; a draft's are served only once it is published. */
+/** The three covers of a published document (the reader's cover images). */
 function covers(origin: string, doc: DocumentRecord): { small: Cover; medium: Cover; large: Cover } | undefined {
-  if (doc.coverWidth <= 0 || doc.coverHeight <= 0) return undefined;
+  // A draft's pages are not public yet: its covers would not load, so none are answered.
+  if (doc.draft === true || doc.coverWidth <= 0 || doc.coverHeight <= 0) return undefined;
   const one = (size: keyof typeof COVER_WIDTHS): Cover => ({
     url: `${origin}${publicPath(doc)}/cover/${size}.${IMAGE_EXTENSION}`,
     width: COVER_WIDTHS[size],
