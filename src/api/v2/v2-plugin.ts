@@ -58,7 +58,7 @@ function onError(err: FastifyError | V2Error | QuireError | Error, req: FastifyR
   if (fe.statusCode === 413) return answerError(reply, 413, { message: "Request body is too large" });
   if (fe.statusCode === 415) return answerError(reply, 415, { message: "Unsupported content type" });
   if (fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500) return answerError(reply, fe.statusCode, { message: "Invalid request body" });
-  req.log.error({ err }, "v2 operation failed"); if (process.env.V2DEBUG) console.error(err);
+  req.log.error({ err }, "v2 operation failed");
   return answerError(reply, 500, { message: "Internal error" });
 }
 
