@@ -8,6 +8,7 @@ import { createAccount } from "../../src/cli/accounts-command.ts";
 import { bearerTokenHash } from "../../src/domain/bearer-tokens.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { acceptedUrlUpload, callerOf } from "../helpers/api-client.ts";
+import { AppClient, appAccount, givePassword, TEST_APP_ENV } from "../helpers/app-client.ts";
 import { FIXTURES, PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
 import { settled } from "../helpers/poll.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -65,7 +66,7 @@ describe("v2 hostile input", () => {
   let token: string;
   let other: string;
   before(async () => {
-    server = await startTestServer({ QUIRE_MAX_UPLOAD_BYTES: "200000" });
+    server = await startTestServer({ QUIRE_MAX_UPLOAD_BYTES: "200000", ...TEST_APP_ENV });
     // The worker as `quire worker` runs by default: no fetch of private addresses.
     worker = await startTestWorker(server, { startOffice: false, allowPrivate: false });
     token = await tokenFor(server);
@@ -187,6 +188,28 @@ describe("v2 hostile input", () => {
     assert.equal(r.json.publishFailedReason, "missing_file");
     assert.equal((await fetch(`${server.url}/tester/docs/${empty.slug}`)).status, 404);
     assert.equal((await c.get(`publications/${empty.slug}`)).status, 404);
+  });
+
+  test("the app's keys page makes a token shown once that works, lists it by prefix, revokes it; another account's prefix is refused", async () => {
+    await givePassword(server, "tester");
+    const app = new AppClient(server.url);
+    assert.equal((await app.signIn("tester")).status, 303);
+    await app.get("/app/keys");
+    const made = await app.post("/app/keys/tokens");
+    assert.equal(made.status, 201);
+    const token = /<code id="new-token-value">([^<]+)<\/code>/.exec(made.body)?.[1];
+    assert.ok(token, "the new token is shown");
+    assert.equal((await sdk(server, token).get("user/me")).json.username, "tester");
+    const page = await app.get("/app/keys");
+    assert.ok(page.body.includes(`${token.slice(0, 12)}…`) && !page.body.includes(token), "listed by prefix only");
+    await appAccount(server, "eve");
+    const eve = new AppClient(server.url);
+    await eve.signIn("eve");
+    await eve.get("/app/keys");
+    assert.equal((await eve.post("/app/keys/tokens/revoke", { prefix: token.slice(0, 12) })).status, 404);
+    assert.equal((await sdk(server, token).get("user/me")).status, 200);
+    assert.equal((await app.post("/app/keys/tokens/revoke", { prefix: token.slice(0, 12) })).status, 303);
+    assert.equal((await sdk(server, token).get("user/me")).status, 401);
   });
 
   test("CORS: a preflight from any origin is answered without a token; answers allow any origin and never credentials", async () => {
