@@ -17,6 +17,7 @@ import { benchSearch } from "./search.ts";
 import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
+import { benchV2 } from "./v2.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   reader: benchReader,
   reading: benchReading,
   startup: benchStartup,
+  v2: benchV2,
 };
 
 const name = process.argv[2];
