@@ -17,7 +17,9 @@ export type V2FileType = "UNKNOWN" | "DOC" | "ODP" | "ODT" | "PDF" | "PPT" | "RT
 
 /** What a v2 row holds (src/store/document-v2.ts), read back. */
 export interface V2Row {
+  /** v2-only fields: preview, type, showDetectedLinks, isCopyrightConfirmed, scheduledTime, desiredName. */
   info: Record<string, unknown>;
+  /** Edits of a published document staged until its next publish. */
   changes: Record<string, unknown> | null;
   scheduledAt: number | null;
 }

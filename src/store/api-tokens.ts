@@ -4,6 +4,8 @@ import type { Database } from "./schema.ts";
 export interface TokenOwner {
   accountId: number;
   username: string;
+  /** The account's `documentsVersion` as read with the token: what a cached answer must match. */
+  documentsVersion: number;
 }
 
 export interface TokenSummary {
@@ -45,14 +47,14 @@ export function apiTokensRepo(db: Kysely<Database>) {
       const row = await db
         .selectFrom("apiTokens")
         .innerJoin("accounts", "accounts.id", "apiTokens.accountId")
-        .select(["apiTokens.accountId", "accounts.username", "apiTokens.lastUsedAt"])
+        .select(["apiTokens.accountId", "accounts.username", "apiTokens.lastUsedAt", "accounts.documentsVersion"])
         .where("apiTokens.tokenHash", "=", tokenHash)
         .executeTakeFirst();
       if (!row) return undefined;
       if (row.lastUsedAt === null || now - Number(row.lastUsedAt) >= TOUCH_EVERY_MS) {
         await db.updateTable("apiTokens").set({ lastUsedAt: now }).where("tokenHash", "=", tokenHash).execute();
       }
-      return { accountId: row.accountId, username: row.username };
+      return { accountId: row.accountId, username: row.username, documentsVersion: Number(row.documentsVersion) };
     },
 
     async revokeHash(tokenHash: string): Promise<boolean> {

@@ -1,14 +1,9 @@
 import type { Kysely } from "kysely";
+import type { V2Row } from "../domain/v2-documents.ts";
 import type { Database } from "./schema.ts";
 
 /** What only v2 knows of a document (decisions §14); a document without a row has the defaults. */
-export interface DocumentV2State {
-  /** JSON object of v2-only fields (preview, type, showDetectedLinks, isCopyrightConfirmed, desiredName). */
-  info: Record<string, unknown>;
-  /** Edits of a published document staged until its next publish. */
-  changes: Record<string, unknown> | null;
-  scheduledAt: number | null;
-}
+export type DocumentV2State = V2Row;
 
 export interface StackItemsPage {
   totalCount: number;
@@ -27,12 +22,19 @@ const parseObject = (text: string | null): Record<string, unknown> | null => {
  * placed in them).
  */
 export function documentV2Repo(db: Kysely<Database>) {
-  const upsert = (trx: Kysely<Database>, documentId: string, set: { info?: string; changes?: string | null; scheduledAt?: number | null }) =>
-    trx
+  /**
+   * Writes the row, and moves the account's `documentsVersion` as a change of the document itself
+   * would (a no-op update of its row fires migration 0003's triggers): v2 answers cached under that
+   * version hold these fields too.
+   */
+  const upsert = async (trx: Kysely<Database>, documentId: string, set: { info?: string; changes?: string | null; scheduledAt?: number | null }) => {
+    await trx
       .insertInto("documentV2")
       .values({ documentId, info: set.info ?? "{}", changes: set.changes ?? null, scheduledAt: set.scheduledAt ?? null })
       .onConflict((oc) => oc.column("documentId").doUpdateSet(set))
       .execute();
+    await trx.updateTable("documents").set((eb) => ({ draft: eb.ref("draft") })).where("documentId", "=", documentId).execute();
+  };
 
   return {
     async get(documentIds: readonly string[]): Promise<Map<string, DocumentV2State>> {
@@ -46,11 +48,11 @@ export function documentV2Repo(db: Kysely<Database>) {
     },
 
     async setInfo(documentId: string, info: Record<string, unknown>): Promise<void> {
-      await upsert(db, documentId, { info: JSON.stringify(info) });
+      await db.transaction().execute((trx) => upsert(trx, documentId, { info: JSON.stringify(info) }));
     },
 
     async setChanges(documentId: string, changes: Record<string, unknown> | null): Promise<void> {
-      await upsert(db, documentId, { changes: changes === null ? null : JSON.stringify(changes) });
+      await db.transaction().execute((trx) => upsert(trx, documentId, { changes: changes === null ? null : JSON.stringify(changes) }));
     },
 
     /** The publish at `at`, and its durable job, in one transaction (decisions §14). */
@@ -69,7 +71,7 @@ export function documentV2Repo(db: Kysely<Database>) {
     },
 
     async clearSchedule(documentId: string): Promise<void> {
-      await db.updateTable("documentV2").set({ scheduledAt: null }).where("documentId", "=", documentId).execute();
+      await db.transaction().execute((trx) => upsert(trx, documentId, { scheduledAt: null }));
     },
 
     async stackAccessTypes(accountId: number): Promise<Map<string, string>> {

@@ -8,6 +8,8 @@ export interface V2Caller {
   username: string;
   /** SHA-256 of the token used: `DELETE /v2/oauth/access` revokes it. */
   tokenHash: string;
+  /** The account's `documentsVersion` when the token was read (what cached answers are kept under). */
+  documentsVersion: number;
 }
 
 export interface V2Deps extends ApiDeps {
@@ -40,6 +42,11 @@ export interface V2Operation {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   url: string;
   schema: FastifySchema;
+  /**
+   * Its answer is computed from the caller's documents and their v2 rows alone (both move the
+   * account's `documentsVersion`), so it may be kept under that version, as v1's `documents.list` is.
+   */
+  cacheable?: boolean;
   /** Needs no token (the QR code image, whose address is signed). */
   public?: boolean;
   /** Read its body itself (multipart): JSON parsing and body validation are skipped. */

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { QuireError } from "../../domain/errors.ts";
+import { SizeBoundedLru } from "../../size-bounded-lru.ts";
 import { addressGroup } from "../../ops/client-address.ts";
 import { authenticateBearer, TokenGuessLimit } from "./v2-auth.ts";
 import { V2_OPERATIONS } from "./v2-operations.ts";
@@ -7,6 +8,9 @@ import { V2Error, type V2Caller, type V2Deps } from "./v2-operation.ts";
 
 /** JSON bodies larger than this are 413 (no v2 body the clients send comes near it). */
 export const MAX_V2_JSON_BYTES = 256 * 1024;
+
+/** Answers of cacheable operations kept (as v1 keeps `documents.list`'s), least recently used out first. */
+const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -70,6 +74,7 @@ function onError(err: FastifyError | V2Error | QuireError | Error, req: FastifyR
  */
 export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Promise<void> {
   const guesses = new TokenGuessLimit();
+  const answers = new SizeBoundedLru<string, string>({ maxTotal: ANSWER_CACHE_BYTES, maxEntry: ANSWER_CACHE_BYTES / 8 }, (k, v) => k.length + v.length);
   await app.register(
     async (v2) => {
       v2.removeAllContentTypeParsers();
@@ -111,20 +116,30 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           schema: op.schema,
           config: { public: op.public === true },
           handler: async (req, reply) => {
+            const caller = req.v2Caller!;
+            const base = origin(deps, req);
+            // The whole question: account and version, the address asked (path and query), the origin links are written with.
+            const cacheKey = op.cacheable === true ? `${caller.accountId}/${caller.documentsVersion}/${base}${req.url}` : undefined;
+            const hit = cacheKey === undefined ? undefined : answers.get(cacheKey);
+            if (hit !== undefined) return reply.code(200).type("application/json").send(hit);
             const answer = await op.handler({
-              caller: req.v2Caller!,
+              caller,
               deps,
               params: req.params as Record<string, string>,
               query: req.query as Record<string, unknown>,
               body: op.rawBody ? {} : ((req.body ?? {}) as Record<string, unknown>),
-              origin: origin(deps, req),
+              origin: base,
               raw: req.raw,
               log: req.log,
               now: Date.now(),
               requestId: String(req.id),
             });
             reply.code(200);
-            if ("json" in answer) return reply.type("application/json").send(JSON.stringify(answer.json));
+            if ("json" in answer) {
+              const body = JSON.stringify(answer.json);
+              if (cacheKey !== undefined) answers.set(cacheKey, body);
+              return reply.type("application/json").send(body);
+            }
             return reply.type(answer.type).send(answer.bytes);
           },
         });

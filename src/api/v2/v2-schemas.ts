@@ -8,11 +8,13 @@ import { V2_DOCUMENT_TYPES } from "../../domain/v2-documents.ts";
 export const MAX_V2_PAGE_SIZE = 100;
 
 /** `page` from 1 and `size`; the WordPress plugin's `page=0` (an offset: research §2.7) is read as 1. */
-export const pagingQuery = {
+export const pageQuery = {
   page: { type: "integer", minimum: 0, default: 1 },
   size: { type: "integer", minimum: 1, maximum: MAX_V2_PAGE_SIZE, default: 10 },
-  q: { type: "string", maxLength: 200 },
 } as const;
+
+/** The document lists' paging and `q`. */
+export const pagingQuery = { ...pageQuery, q: { type: "string", maxLength: 200 } } as const;
 
 const dateOrNull = { anyOf: [{ type: "string", maxLength: 40 }, { type: "null" }] } as const;
 

@@ -6,6 +6,7 @@ import { draftAnswer } from "../v2-documents.ts";
 export const draftGet: V2Operation = {
   method: "GET",
   url: "/drafts/:slug",
+  cacheable: true,
   schema: { params: slugParams },
   handler: async (ctx) => json(await draftAnswer(ctx, ctx.params.slug!)),
 };

@@ -7,11 +7,12 @@ import { pageOf } from "../v2-paging.ts";
 export const draftsList: V2Operation = {
   method: "GET",
   url: "/drafts",
+  cacheable: true,
   schema: { querystring: { type: "object", properties: pagingQuery } },
   async handler(ctx) {
     const { page, size, offset, q } = pageOf(ctx.query);
     const { totalCount, records } = await ctx.deps.store.documents.list({
-      accountId: ctx.caller.accountId, drafts: true, text: q, sortBy: "ep", order: "desc", startIndex: offset, pageSize: size,
+      accountId: ctx.caller.accountId, drafts: true, text: q, sortBy: "publishDate", order: "desc", startIndex: offset, pageSize: size,
     });
     const rows = await ctx.deps.store.documentV2.get(records.map((r) => r.documentId));
     return json(paged(ctx.origin, "drafts", records.map((d) => documentV2View(ctx.origin, d, rows.get(d.documentId))), page, size, totalCount));

@@ -1,5 +1,5 @@
 import { IMAGE_EXTENSION } from "../../../domain/page-images.ts";
-import { slugParams } from "../v2-schemas.ts";
+import { pageQuery, slugParams } from "../v2-schemas.ts";
 import { json, type V2Operation } from "../v2-operation.ts";
 import { ownPublication } from "../v2-documents.ts";
 import { paged, publicPath } from "../v2-views.ts";
@@ -17,8 +17,7 @@ export const publicationAssets: V2Operation = {
     querystring: {
       type: "object",
       properties: {
-        page: { type: "integer", minimum: 0, default: 1 },
-        size: { type: "integer", minimum: 1, maximum: 100, default: 10 },
+        ...pageQuery,
         assetType: { type: "string", maxLength: 40 },
         documentPageNumber: { type: "integer", minimum: 1 },
         continuation: { type: "string", maxLength: 200 },

@@ -6,6 +6,7 @@ import { ownPublication, publicationAnswer } from "../v2-documents.ts";
 export const publicationGet: V2Operation = {
   method: "GET",
   url: "/publications/:slug",
+  cacheable: true,
   schema: { params: slugParams },
   handler: async (ctx) => json(await publicationAnswer(ctx, await ownPublication(ctx, ctx.params.slug!))),
 };

@@ -15,6 +15,7 @@ const SCHEDULED_SCAN = 1000;
 export const publicationsList: V2Operation = {
   method: "GET",
   url: "/publications",
+  cacheable: true,
   schema: {
     querystring: { type: "object", properties: { ...pagingQuery, state: { type: "string", enum: ["ALL", "PUBLISHED", "SCHEDULED", "UNLISTED"], default: "ALL" } } },
   },
@@ -25,14 +26,14 @@ export const publicationsList: V2Operation = {
     let total: number;
     let records: DocumentRecord[];
     if (state === "SCHEDULED") {
-      const drafts = await store.documents.list({ accountId: ctx.caller.accountId, drafts: true, text: q, sortBy: "ep", order: "desc", startIndex: 0, pageSize: SCHEDULED_SCAN });
+      const drafts = await store.documents.list({ accountId: ctx.caller.accountId, drafts: true, text: q, sortBy: "publishDate", order: "desc", startIndex: 0, pageSize: SCHEDULED_SCAN });
       const rows = await store.documentV2.get(drafts.records.map((r) => r.documentId));
       const scheduled = drafts.records.filter((d) => rows.get(d.documentId)?.scheduledAt != null);
       total = scheduled.length;
       records = scheduled.slice(offset, offset + size);
     } else {
       const listed = await store.documents.list({
-        accountId: ctx.caller.accountId, states: ["A"], text: q, sortBy: "ep", order: "desc", startIndex: offset, pageSize: size,
+        accountId: ctx.caller.accountId, states: ["A"], text: q, sortBy: "publishDate", order: "desc", startIndex: offset, pageSize: size,
         ...(state === "UNLISTED" ? { access: "private" as const } : {}),
       });
       total = listed.totalCount;

@@ -1,4 +1,4 @@
-import { MAX_V2_PAGE_SIZE, stackParams } from "../v2-schemas.ts";
+import { pageQuery, stackParams } from "../v2-schemas.ts";
 import { json, type V2Operation } from "../v2-operation.ts";
 import { ownStack } from "../v2-stacks.ts";
 import { paged } from "../v2-views.ts";
@@ -14,8 +14,7 @@ export const stackItems: V2Operation = {
       type: "object",
       properties: {
         includeUnlisted: { type: "boolean", default: true },
-        page: { type: "integer", minimum: 0, default: 1 },
-        size: { type: "integer", minimum: 1, maximum: MAX_V2_PAGE_SIZE, default: 10 },
+        ...pageQuery,
       },
     },
   },

@@ -1,7 +1,7 @@
 import { json, type V2Operation } from "../v2-operation.ts";
 import { paged, stackView } from "../v2-views.ts";
 import { pageOf } from "../v2-paging.ts";
-import { MAX_V2_PAGE_SIZE } from "../v2-schemas.ts";
+import { pageQuery } from "../v2-schemas.ts";
 
 /** `GET /v2/stacks`: the account's folders, oldest first; `showUnlisted` (default false) adds the UNLISTED ones. */
 export const stacksList: V2Operation = {
@@ -12,8 +12,7 @@ export const stacksList: V2Operation = {
       type: "object",
       properties: {
         showUnlisted: { type: "boolean", default: false },
-        page: { type: "integer", minimum: 0, default: 1 },
-        size: { type: "integer", minimum: 1, maximum: MAX_V2_PAGE_SIZE, default: 10 },
+        ...pageQuery,
       },
     },
   },
