@@ -241,3 +241,45 @@ describe("v2 token guessing", () => {
     }
   });
 });
+
+describe("v2 faults", () => {
+  test("a client that leaves in the middle of an upload leaves no file and no change behind", async () => {
+    const server = await startTestServer();
+    try {
+      const token = await tokenFor(server);
+      const draft = (await sdk(server, token).post("drafts", { info: { title: "Half" } })).json;
+      const { connect } = await import("node:net");
+      const { port } = new URL(server.url);
+      const boundary = "leavingBoundary";
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => {
+          socket.write(`PATCH /v2/drafts/${draft.slug}/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 10000000\r\n\r\n`);
+          socket.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n${"x".repeat(100_000)}`);
+          setImmediate(() => {
+            socket.destroy();
+            resolve();
+          });
+        });
+        socket.on("error", reject);
+      });
+      const { until } = await import("../helpers/poll.ts");
+      await until(async () => (await server.listBlobFiles()).length === 0, 10_000, "the spooled part removed");
+      assert.equal((await sdk(server, token).get(`drafts/${draft.slug}`)).json.fileInfo, undefined);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("the database gone: a 500 with a plain message, nothing of the error", async () => {
+    const server = await startTestServer();
+    const token = await tokenFor(server);
+    await server.services.store.close();
+    try {
+      const r = await sdk(server, token).get("publications");
+      assert.equal(r.status, 500);
+      assert.deepEqual(r.json, { message: "Internal error" });
+    } finally {
+      await server.close().catch(() => {});
+    }
+  });
+});

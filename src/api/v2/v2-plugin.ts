@@ -74,7 +74,13 @@ function onError(err: FastifyError | V2Error | QuireError | Error, req: FastifyR
  */
 export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Promise<void> {
   const guesses = new TokenGuessLimit();
-  const answers = new SizeBoundedLru<string, string>({ maxTotal: ANSWER_CACHE_BYTES, maxEntry: ANSWER_CACHE_BYTES / 8 }, (k, v) => k.length + v.length);
+  // Kept as the bytes sent; looked up right after the token, before anything else of the request is read.
+  const answers = new SizeBoundedLru<string, Buffer>({ maxTotal: ANSWER_CACHE_BYTES, maxEntry: ANSWER_CACHE_BYTES / 8 }, (k, v) => k.length + v.length);
+  /** The whole question: account and version, the address asked (path and query), the origin links are written with. */
+  const cacheKeyOf = (req: FastifyRequest): string | undefined =>
+    (req.routeOptions.config as { cacheable?: boolean } | undefined)?.cacheable === true && req.v2Caller
+      ? `${req.v2Caller.accountId}/${req.v2Caller.documentsVersion}/${origin(deps, req)}${req.url}`
+      : undefined;
   await app.register(
     async (v2) => {
       v2.removeAllContentTypeParsers();
@@ -96,11 +102,18 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
 
       v2.addHook("onRequest", async (req, reply) => {
         reply.headers(CORS_HEADERS);
-        (req as { query: unknown }).query = parseQuery(req.url);
-        if (req.method === "OPTIONS" || (req.routeOptions.config as { public?: boolean } | undefined)?.public === true) return;
+        if (req.method === "OPTIONS") return;
+        if ((req.routeOptions.config as { public?: boolean } | undefined)?.public === true) {
+          (req as { query: unknown }).query = parseQuery(req.url);
+          return;
+        }
         req.v2Caller = await authenticateBearer(
           deps.store.apiTokens, guesses, req.headers.authorization, addressGroup(req.ip), Date.now(),
         );
+        const key = cacheKeyOf(req);
+        const hit = key === undefined ? undefined : answers.get(key);
+        if (hit !== undefined) return reply.code(200).type("application/json").send(hit);
+        (req as { query: unknown }).query = parseQuery(req.url);
       });
       // A body-less POST or PATCH (axios with no data) is an empty object.
       v2.addHook("preValidation", async (req) => {
@@ -114,14 +127,11 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           method: op.method,
           url: op.url,
           schema: op.schema,
-          config: { public: op.public === true },
+          config: { public: op.public === true, cacheable: op.cacheable === true },
           handler: async (req, reply) => {
             const caller = req.v2Caller!;
             const base = origin(deps, req);
-            // The whole question: account and version, the address asked (path and query), the origin links are written with.
-            const cacheKey = op.cacheable === true ? `${caller.accountId}/${caller.documentsVersion}/${base}${req.url}` : undefined;
-            const hit = cacheKey === undefined ? undefined : answers.get(cacheKey);
-            if (hit !== undefined) return reply.code(200).type("application/json").send(hit);
+            const cacheKey = cacheKeyOf(req);
             const answer = await op.handler({
               caller,
               deps,
@@ -136,7 +146,7 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
             });
             reply.code(200);
             if ("json" in answer) {
-              const body = JSON.stringify(answer.json);
+              const body = Buffer.from(JSON.stringify(answer.json), "utf8");
               if (cacheKey !== undefined) answers.set(cacheKey, body);
               return reply.type("application/json").send(body);
             }
