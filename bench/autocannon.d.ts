@@ -9,6 +9,9 @@ declare module "autocannon" {
     headers?: Record<string, string>;
     /** Runs the load in worker threads, off the thread that serves. */
     workers?: number;
+    /** Requests per second over all connections (a fixed load rather than as fast as possible). */
+    overallRate?: number;
+    body?: string;
   }
   interface Histogram {
     average: number;

@@ -18,6 +18,7 @@ import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
 import { benchV2 } from "./v2.ts";
+import { benchStats } from "./stats.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   api: benchApi,
@@ -36,6 +37,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   reading: benchReading,
   startup: benchStartup,
   v2: benchV2,
+  stats: benchStats,
 };
 
 const name = process.argv[2];

@@ -31,6 +31,8 @@ export interface Config {
   maxUploadBytes: number;
   logLevel: string;
   createDemoAccount: boolean;
+  /** QUIRE_STATISTICS: count readership on the public pages (decisions §15); `0` turns counting off. */
+  statistics: boolean;
   /** Scratch space of conversions (page images before upload, LibreOffice profiles). */
   tmpDir: string;
   workerConcurrency: number;
@@ -232,6 +234,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxUploadBytes,
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
+    statistics: env.QUIRE_STATISTICS !== "0",
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
     workerConcurrency,
     officeSlots: int("QUIRE_OFFICE_SLOTS", availableParallelism(), 1, 64) ?? 1,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { backfillSearch } from "./search-backfill.ts";
 
@@ -310,6 +310,85 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         // common words and phrases stay fast at a million pages (src/store/dialects/*-search.ts):
         // an index 0007 made is rebuilt from what it holds.
         await dialect.search.upgrade(db);
+      },
+    },
+    "0013_statistics": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Readership statistics (decisions §15). A returning reader is recognised within a day by a
+        // hash under that day's salt (src/domain/reader-identity.ts): one row per UTC day, deleted
+        // once the day is over, so no key can be recomputed from an address afterwards.
+        await db.schema
+          .createTable("daily_salts")
+          .addColumn("day", "text", (c) => c.primaryKey())
+          .addColumn("salt", "text", (c) => c.notNull())
+          .execute();
+        // Every figure per document and UTC day (src/store/statistics.ts): a year of an account is
+        // a few hundred thousand small rows at most, however many events made them. Each table goes
+        // with its document (deleting a document deletes its statistics).
+        const documentRef = (c: ColumnDefinitionBuilder) => c.notNull().references("documents.document_id").onDelete("cascade");
+        await db.schema
+          .createTable("stat_days")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("impressions", "bigint", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addColumn("embedded_views", "bigint", (c) => c.notNull())
+          .addColumn("reads", "bigint", (c) => c.notNull())
+          .addColumn("read_seconds", "bigint", (c) => c.notNull())
+          .addColumn("downloads", "bigint", (c) => c.notNull())
+          .addColumn("shares", "bigint", (c) => c.notNull())
+          .addColumn("clicks", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_days_pk", ["document_id", "day"])
+          .execute();
+        // The account's pages read its days in order, every figure from the index itself.
+        await db.schema
+          .createIndex("stat_days_account")
+          .on("stat_days")
+          .columns(["account_id", "day", "document_id", "impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"])
+          .execute();
+        // The depth curve: how many of a day's readers got no further than each page.
+        await db.schema
+          .createTable("stat_pages")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("page", "integer", (c) => c.notNull())
+          .addColumn("readers", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_pages_pk", ["document_id", "day", "page"])
+          .execute();
+        // Where views came from: the referring site's host only, and whether it was an embed.
+        await db.schema
+          .createTable("stat_referrers")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("host", "text", (c) => c.notNull())
+          .addColumn("embedded", "integer", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_referrers_pk", ["document_id", "day", "host", "embedded"])
+          .execute();
+        await db.schema.createIndex("stat_referrers_account").on("stat_referrers").columns(["account_id", "day"]).execute();
+        // Today's readers, by their key under today's salt only: what each has been counted for
+        // already, so a reader is one reader however often they come back that day. Deleted with the salt.
+        await db.schema
+          .createTable("stat_readers")
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("reader_key", "text", (c) => c.notNull())
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("first_at", "bigint", (c) => c.notNull())
+          .addColumn("last_at", "bigint", (c) => c.notNull())
+          .addColumn("viewed", "integer", (c) => c.notNull())
+          .addColumn("read", "integer", (c) => c.notNull())
+          .addColumn("downloaded", "integer", (c) => c.notNull())
+          .addColumn("max_page", "integer", (c) => c.notNull())
+          .addColumn("seconds", "integer", (c) => c.notNull())
+          .addColumn("shares", "integer", (c) => c.notNull())
+          .addColumn("clicks", "integer", (c) => c.notNull())
+          .addColumn("newcomers", "integer", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_readers_pk", ["day", "reader_key"])
+          .execute();
+        await db.schema.createIndex("stat_readers_document").on("stat_readers").column("document_id").execute();
       },
     },
     "0015_v2": {

@@ -6,6 +6,7 @@ import { documentV2Repo } from "./document-v2.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
+import { dailySaltsRepo } from "./daily-salts.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { documentsRepo } from "./documents.ts";
 import { embedsRepo } from "./embeds.ts";
@@ -18,6 +19,7 @@ import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
 import { searchIndex } from "./search-index.ts";
+import { statisticsRepo } from "./statistics.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
@@ -48,6 +50,10 @@ export interface Store {
   readonly apiTokens: ReturnType<typeof apiTokensRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;
+  /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
+  readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
+  /** Readership statistics (decisions §15): counted events in, reports out. */
+  readonly statistics: ReturnType<typeof statisticsRepo>;
   /** Throws unless the database answers now (for /readyz): one round trip, no table read. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +95,8 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     appSessions: appSessionsRepo(db),
     apiTokens: apiTokensRepo(db),
     documentV2: documentV2Repo(db),
+    dailySalts: dailySaltsRepo(db),
+    statistics: statisticsRepo(db, dialect.name),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };

@@ -215,6 +215,68 @@ export interface PageRangesTable {
   done: number;
 }
 
+/** The salt of reader recognition for one UTC day (migration 0013): deleted once the day is over. */
+export interface DailySaltsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  salt: string;
+}
+
+/** One document's figures on one UTC day (migration 0013); counts only, nothing about a reader. */
+export interface StatDaysTable {
+  documentId: string;
+  day: string;
+  accountId: number;
+  impressions: number;
+  views: number;
+  embeddedViews: number;
+  reads: number;
+  /** Seconds spent by the day's readers who read (averageTimeSpent = readSeconds / reads). */
+  readSeconds: number;
+  downloads: number;
+  shares: number;
+  clicks: number;
+}
+
+/** How many of the day's readers got no further than `page`: the depth curve is its running sum from the end. */
+export interface StatPagesTable {
+  documentId: string;
+  day: string;
+  page: number;
+  readers: number;
+}
+
+/** Views by referring host ("" for none) and whether through an embed. */
+export interface StatReferrersTable {
+  documentId: string;
+  day: string;
+  host: string;
+  embedded: number;
+  accountId: number;
+  views: number;
+}
+
+/**
+ * What one reader (their key under the day's salt) was counted for that day, so that they count
+ * once; also rows whose key is the address alone (`newcomers`: readers counted from it). Deleted
+ * with the day's salt.
+ */
+export interface StatReadersTable {
+  day: string;
+  readerKey: string;
+  documentId: string;
+  firstAt: number;
+  lastAt: number;
+  viewed: number;
+  read: number;
+  downloaded: number;
+  maxPage: number;
+  seconds: number;
+  shares: number;
+  clicks: number;
+  newcomers: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -232,4 +294,9 @@ export interface Database {
   appSecrets: AppSecretsTable;
   apiTokens: ApiTokensTable;
   documentV2: DocumentV2Table;
+  dailySalts: DailySaltsTable;
+  statDays: StatDaysTable;
+  statPages: StatPagesTable;
+  statReferrers: StatReferrersTable;
+  statReaders: StatReadersTable;
 }

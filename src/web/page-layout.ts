@@ -21,6 +21,8 @@ export interface PageMeta {
   bodyClass?: string;
   /** oEmbed discovery: the endpoint's absolute addresses for this page (reader pages only). */
   oembed?: { json: string; xml: string };
+  /** Further scripts of this page (deferred, from this site's assets): the reader's statistics beacon. */
+  scripts?: readonly { url: string }[];
 }
 
 /** The document shell every public page shares: one stylesheet, one deferred script, no inline code. */
@@ -50,6 +52,7 @@ ${meta.oembed !== undefined && html`<link rel="alternate" type="application/json
 <link rel="icon" href="${assets.icon.url}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.readerCss.url}">
 <script src="${assets.readerJs.url}" defer></script>
+${(meta.scripts ?? []).map((s) => html`<script src="${s.url}" defer></script>`)}
 </head>
 <body${meta.bodyClass ? html` class="${meta.bodyClass}"` : ""}>
 ${body}

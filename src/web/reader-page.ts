@@ -140,7 +140,7 @@ ${toolbar(v)}
 ${thumbs(v)}
 </div>`;
   return pageLayout(
-    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
+    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "", scripts: [v.assets.readerStatsJs] },
     v.assets,
     html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed

@@ -4,6 +4,7 @@ import { HITS_PER_DOCUMENT, MAX_QUERY_CHARS, parseSearchQuery } from "../domain/
 import type { Store } from "../store/open-store.ts";
 import { oembedAnswer, oembedJson, oembedTarget, oembedXml, readMaxSize } from "./oembed.ts";
 import { SEARCH_PAGE_SIZE, siteSearchPage, type SearchResultsView } from "./search-page.ts";
+import type { PublicCounting } from "./stats-routes.ts";
 import type { WebAssets } from "./web-assets.ts";
 import { sendWithEtag, setPageHeaders } from "./web-headers.ts";
 
@@ -18,6 +19,8 @@ export interface SearchRouteDeps {
   origin(req: FastifyRequest): string | undefined;
   findDoc(p: { username: string; name: string }): Promise<DocumentRecord | undefined>;
   notFound(reply: FastifyReply): FastifyReply;
+  /** Readership counting: each result's card shown is an impression. */
+  counting?: Pick<PublicCounting, "impressions">;
 }
 
 /** `q` as searched: at most 500 characters (longer is cut, as a search box would). */
@@ -51,6 +54,7 @@ const OEMBED_TYPES = { json: "application/json; charset=utf-8", xml: "text/xml; 
 export function registerSearchRoutes(web: FastifyInstance, deps: SearchRouteDeps): void {
   web.get<{ Querystring: Query }>("/search", async (req, reply) => {
     const view = await publicSearch(deps.store, req.query, "/search");
+    deps.counting?.impressions(req, view.matches.map((m) => m.record));
     setPageHeaders(reply, { frameable: false, noindex: true });
     return sendWithEtag(req, reply, siteSearchPage(view, deps.assets).value, "text/html; charset=utf-8", "no-cache");
   });

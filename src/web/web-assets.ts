@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 /** A static file served at a URL holding its content hash, so it can be cached for a year. */
 export interface Asset {
@@ -18,6 +19,13 @@ const SOURCES = [
   // Loaded only by the app's upload and sharing pages (progress bars, live embed preview).
   { name: "app-upload", ext: "js", contentType: "text/javascript; charset=utf-8" },
   { name: "app-share", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  // Readership statistics (docs/statistics.md): the reader's beacons, and the app's charts, drawn by
+  // uPlot from npm, served from here like every other asset (no third-party request, nothing inline).
+  { name: "reader-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-stats", ext: "js", contentType: "text/javascript; charset=utf-8" },
+  { name: "app-stats", ext: "css", contentType: "text/css; charset=utf-8" },
+  { name: "uplot", ext: "js", contentType: "text/javascript; charset=utf-8", from: "uplot/dist/uPlot.iife.min.js" },
+  { name: "uplot", ext: "css", contentType: "text/css; charset=utf-8", from: "uplot/dist/uPlot.min.css" },
 ] as const;
 
 export interface WebAssets {
@@ -28,6 +36,11 @@ export interface WebAssets {
   appCss: Asset;
   appUploadJs: Asset;
   appShareJs: Asset;
+  readerStatsJs: Asset;
+  appStatsJs: Asset;
+  appStatsCss: Asset;
+  uplotJs: Asset;
+  uplotCss: Asset;
   /** By URL path, for the asset route. */
   byPath: Map<string, Asset>;
 }
@@ -38,12 +51,15 @@ export interface WebAssets {
  */
 export function loadWebAssets(): WebAssets {
   const byPath = new Map<string, Asset>();
-  const loaded = SOURCES.map(({ name, ext, contentType }) => {
-    const body = readFileSync(new URL(`./assets/${name}.${ext}`, import.meta.url));
+  const require = createRequire(import.meta.url);
+  const loaded = SOURCES.map((source) => {
+    const { name, ext, contentType } = source;
+    const body = readFileSync("from" in source ? require.resolve(source.from) : new URL(`./assets/${name}.${ext}`, import.meta.url));
     const hash = createHash("sha256").update(body).digest("hex").slice(0, 16);
     const asset: Asset = { url: `/_assets/${name}.${hash}.${ext}`, body, contentType };
     byPath.set(asset.url, asset);
     return asset;
   });
-  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, byPath };
+  return { readerJs: loaded[0]!, readerCss: loaded[1]!, icon: loaded[2]!, appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!,
+    readerStatsJs: loaded[7]!, appStatsJs: loaded[8]!, appStatsCss: loaded[9]!, uplotJs: loaded[10]!, uplotCss: loaded[11]!, byPath };
 }

@@ -15,6 +15,7 @@ import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-p
 import { publicSearch, registerSearchRoutes, searchQueryOf } from "./search-routes.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
 import { sitemapXml } from "./sitemap.ts";
+import { registerStatistics } from "./stats-routes.ts";
 import { loadWebAssets } from "./web-assets.ts";
 import { IMMUTABLE, sendWithEtag, setPageHeaders } from "./web-headers.ts";
 
@@ -117,7 +118,8 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
-    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound });
+    const counting = registerStatistics(web, { config: deps.config, store: deps.store, findDoc });
+    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound, counting });
 
     web.get("/robots.txt", async (req, reply) => {
       // A sitemap is named only where its absolute address is known (it is 404 otherwise).
@@ -145,6 +147,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         startIndex: (page - 1) * PROFILE_PAGE_SIZE, pageSize: PROFILE_PAGE_SIZE,
       });
       const search = searchQueryOf(req.query).trim() ? await publicSearch(deps.store, req.query, profilePath(account.username), account.id) : undefined;
+      counting.impressions(req, search ? search.matches.map((m) => m.record) : records);
       setPageHeaders(reply, { frameable: false, noindex: search !== undefined });
       const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search });
       return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
@@ -175,6 +178,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       for (const k of READER_PARAMS) if (typeof req.query[k] === "string") params.set(k, req.query[k]);
       params.set("consent", "1");
       const base = origin(req);
+      if (!doc.explicit || consented) counting.view(req, doc, { embedded: embed, startPage });
       setPageHeaders(reply, { frameable: embed, noindex: noindex || embed, mediaOrigin: plainHttpOrigin(doc.soundUrl) });
       // Everything the page is made of: the record, the variant asked for, the trusted origin.
       const key = JSON.stringify(["reader", doc, embed, startPage, query, consented, params.toString(), base ?? null]);
@@ -210,6 +214,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
       const original = await blobOrMissing(blobKeys.original(doc.blobId));
       if (!original) return notFound(reply.removeHeader("content-disposition"));
+      counting.download(req, doc);
       return reply.type(ORIGINAL_TYPES[doc.orgDocType] ?? "application/octet-stream").send(original);
     });
 

@@ -4,7 +4,7 @@ import { setPageHeaders } from "../web-headers.ts";
 import type { AppContext, SignedInAccount } from "./app-context.ts";
 
 /** The sections of the header's navigation. */
-export type AppSection = "documents" | "upload" | "folders" | "keys";
+export type AppSection = "documents" | "upload" | "folders" | "keys" | "statistics";
 
 export const APP_BASE = "/app";
 
@@ -13,6 +13,7 @@ const NAV: ReadonlyArray<{ section: AppSection; label: string; href: string }> =
   { section: "upload", label: "Upload", href: `${APP_BASE}/upload` },
   { section: "folders", label: "Folders", href: `${APP_BASE}/folders` },
   { section: "keys", label: "Keys", href: `${APP_BASE}/keys` },
+  { section: "statistics", label: "Statistics", href: `${APP_BASE}/statistics` },
 ];
 
 export interface AppPageMeta {

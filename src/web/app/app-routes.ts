@@ -6,6 +6,7 @@ import { registerKeysPage } from "./keys-page.ts";
 import { registerUploadPage } from "./upload-page.ts";
 import { registerFoldersPage } from "./folders-page.ts";
 import { registerSharePage } from "./share-page.ts";
+import { registerStatisticsPage } from "./statistics-page.ts";
 
 /**
  * A page module: registers its routes (paths relative to /app) on the signed-in scope, where the
@@ -21,4 +22,5 @@ export const SIGNED_IN_PAGES: readonly AppPageModule[] = [
   registerUploadPage,
   registerFoldersPage,
   registerSharePage,
+  registerStatisticsPage,
 ];

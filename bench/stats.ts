@@ -1,0 +1,194 @@
+/**
+ * `npm run bench -- stats`: readership statistics (issue 24) on SQLite, three figures in one run.
+ *
+ * 1. Ingestion: events per second the counter writes (src/web/stats-counter.ts flushing into
+ *    SQLite every second, as in production), for a realistic mix: 20,000 readers of 200 documents,
+ *    each a view and four beacons; and beacons per second the HTTP route answers (204) under
+ *    autocannon while its counter writes them.
+ * 2. The reader page's p99 under load with counting on, as a ratio of its p99 with counting off
+ *    (QUIRE_STATISTICS=0), rounds taken in turn on two servers built alike (target within 10%).
+ * 3. The app's statistics pages (account, per document; last 30 days and 12 months) for an account
+ *    of 1,000 documents and a year of figures generated as per-day rows directly (what about 10
+ *    million counted events become): p50 and p99 over sequential requests (target p99 < 50 ms).
+ */
+import { sql } from "kysely";
+import autocannon from "autocannon";
+import { resolve } from "node:path";
+import { QuireClient, unwrap } from "../src/client/quire-client.ts";
+import { createAccount } from "../src/cli/accounts-command.ts";
+import { utcDay } from "../src/domain/reader-identity.ts";
+import type { StatEvent } from "../src/store/statistics.ts";
+import { StatsCounter } from "../src/web/stats-counter.ts";
+import { givePassword, signInHttp } from "../test/helpers/app-client.ts";
+import { accountIdOf, seedDoc } from "../test/helpers/api-seed.ts";
+import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
+import { startTestWorker } from "../test/helpers/test-worker.ts";
+import { FIXTURES } from "./bench-common.ts";
+
+const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const READERS = 20_000;
+const DOCS_INGEST = 200;
+const ROUNDS = 5;
+const ROUND_S = 4;
+const STATS_DOCS = 1000;
+const DAYS = 365;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+
+async function publishReader(server: TestServer): Promise<string> {
+  const worker = await startTestWorker(server, { startOffice: false });
+  const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
+  const id = (unwrap(await client.upload(resolve(FIXTURES, "pdf-tcpdf-14pages.pdf"), { title: "Bench" })).document as { documentId: string }).documentId;
+  let doc = await server.services.store.documents.getForConversion(id);
+  while (doc?.state === "P") {
+    await new Promise((r) => setTimeout(r, 100));
+    doc = await server.services.store.documents.getForConversion(id);
+  }
+  await worker.stop();
+  if (doc?.state !== "A") throw new Error(`conversion ended in ${doc?.state}`);
+  return `${server.url}/${doc.username}/docs/${doc.name}`;
+}
+
+async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number; events: number }> {
+  const store = server.services.store;
+  const owner = { accountId: await accountIdOf(server, server.account.apiKey), username: "tester" };
+  const docs: string[] = [];
+  for (let i = 0; i < DOCS_INGEST; i++) docs.push((await seedDoc(server, owner, { state: "A", pageCount: 30 })).documentId);
+  const now = Date.now();
+  const events: StatEvent[] = [];
+  for (let r = 0; r < READERS; r++) {
+    const documentId = docs[r % DOCS_INGEST]!;
+    events.push({ kind: "view", documentId, readerKey: `reader-${r}`, addressKey: `address-${r}`, at: now, embedded: r % 5 === 0, referrerHost: r % 3 ? "" : "news.example", startPage: 1 });
+  }
+  for (let b = 1; b <= 4; b++) {
+    for (let r = 0; r < READERS; r++) {
+      events.push({ kind: "beacon", documentId: docs[r % DOCS_INGEST]!, readerKey: `reader-${r}`, at: now + b * 5000, report: { page: b * 3, seconds: 5, turned: b > 1, shares: 0, clicks: 0 } });
+    }
+  }
+  // Events arrive over time as requests come: 5,000 every tenth of a second, the counter flushing each second.
+  const counter = new StatsCounter(store);
+  counter.start();
+  const t0 = performance.now();
+  for (let i = 0; i < events.length; i += 5000) {
+    for (const e of events.slice(i, i + 5000)) counter.push(e);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await counter.stop();
+  const seconds = (performance.now() - t0) / 1000;
+  if (counter.written !== events.length) throw new Error(`${counter.written} of ${events.length} events counted`);
+  return { eventsPerSecond: events.length / seconds, events: events.length };
+}
+
+async function load(url: string, opts: { method?: string; body?: string; seconds: number; rate?: number }) {
+  const r = await autocannon({
+    url, connections: 10, duration: opts.seconds, workers: 1, method: opts.method ?? "GET",
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
+    headers: { "user-agent": UA, ...(opts.body ? { "content-type": "text/plain;charset=UTF-8" } : {}) },
+    ...(opts.body ? { body: opts.body } : {}),
+  });
+  if (r.errors > 0 || r.non2xx > 0 || r.timeouts > 0) throw new Error(`${url}: ${r.errors} errors, ${r.non2xx} non-2xx, ${r.timeouts} timeouts`);
+  return { rps: r.requests.average, p99: r.latency.p99 };
+}
+
+async function generateYear(server: TestServer): Promise<{ documentId: string; events: number }> {
+  const store = server.services.store;
+  // An account of its own: nothing else of this run is in its figures.
+  const creds = await createAccount(store, "yearly");
+  const owner = { accountId: await accountIdOf(server, creds.apiKey), username: "yearly" };
+  let first = "";
+  for (let i = 0; i < STATS_DOCS; i++) {
+    const d = await seedDoc(server, owner, { state: "A", pageCount: 20, title: `Document ${i}` });
+    first ||= d.documentId;
+  }
+  const start = Date.now() - (DAYS - 1) * 86_400_000;
+  const days = Array.from({ length: DAYS }, (_, i) => utcDay(start + i * 86_400_000));
+  // One statement per table, from SQLite's own generator: 365 days × 1,000 documents.
+  await sql`create temp table bench_days (n integer primary key, day text)`.execute(store.db);
+  for (let i = 0; i < days.length; i += 100) {
+    await sql`insert into bench_days (n, day) values ${sql.join(days.slice(i, i + 100).map((d, k) => sql`(${i + k}, ${d})`))}`.execute(store.db);
+  }
+  await sql`insert into stat_days (document_id, day, account_id, impressions, views, embedded_views, reads, read_seconds, downloads, shares, clicks)
+    select d.document_id, b.day, d.account_id, 40 + abs(random()) % 20, 20 + abs(random()) % 15, abs(random()) % 5, 10 + abs(random()) % 8,
+           600 + abs(random()) % 900, abs(random()) % 3, abs(random()) % 2, abs(random()) % 4
+    from documents d cross join bench_days b where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+  await sql`insert into stat_pages (document_id, day, page, readers)
+    select d.document_id, b.day, p.page, 1 + abs(random()) % 6
+    from documents d cross join bench_days b cross join (select 1 as page union all select 3 union all select 7 union all select 12 union all select 20) p
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+  await sql`insert into stat_referrers (document_id, day, host, embedded, account_id, views)
+    select d.document_id, b.day, r.host, r.embedded, d.account_id, 1 + abs(random()) % 10
+    from documents d cross join bench_days b
+    cross join (select '' as host, 0 as embedded union all select 'news.example', 0 union all select 'blog.example', 1) r
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+  await sql`analyze`.execute(store.db);
+  const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(store.db);
+  return { documentId: first, events: Number(total.rows[0]!.n) };
+}
+
+async function timePage(get: (path: string) => Promise<Response>, path: string, n: number): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 10; i++) await (await get(path)).arrayBuffer();
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const res = await get(path);
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    ms.push(performance.now() - t);
+  }
+  return { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
+}
+
+export async function benchStats(): Promise<void> {
+  const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" });
+  const off = await startTestServer({ QUIRE_STATISTICS: "0" });
+  try {
+    // 1. Ingestion through the counter, then the beacon route under load.
+    const ingest = await ingestion(on);
+    process.stdout.write(`ingestion (SQLite): ${ingest.events} events (20,000 readers: a view and 4 beacons each) written at ${Math.round(ingest.eventsPerSecond)} events/s (target ≥ 5,000)\n`);
+
+    const readerOn = await publishReader(on);
+    const readerOff = await publishReader(off);
+    // A view first, so that the beacons count on top of it (every beacon of the load is then a write).
+    await (await fetch(readerOn, { headers: { "user-agent": UA } })).arrayBuffer();
+    const beaconBody = JSON.stringify({ p: 3, s: 1, t: true, sh: 0, c: 0 });
+    await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 2 });
+    const beacons = await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: ROUND_S });
+    process.stdout.write(`beacon route (SQLite, counting on): ${Math.round(beacons.rps)} beacons/s answered 204, p99 ${beacons.p99} ms\n`);
+
+    // 2. The reader page with counting on and off, rounds in turn: at a steady 400 requests/s (a
+    //    busy site, below this machine's saturation, where p99 is the page's own time), then as fast
+    //    as the machine goes (where p99 is mostly queueing).
+    await load(readerOn, { seconds: 2 });
+    await load(readerOff, { seconds: 2 });
+    for (const rate of [400, undefined]) {
+      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number }> = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const a = await load(readerOff, { seconds: ROUND_S, rate });
+        const b = await load(readerOn, { seconds: ROUND_S, rate });
+        rounds.push({ off: a.p99, on: b.p99, rpsOff: a.rps, rpsOn: b.rps });
+      }
+      process.stdout.write(
+        `reader page p99 ${rate ? `at ${rate} req/s` : "at saturation"}: counting on ${median(rounds.map((r) => r.on))} ms, off ${median(rounds.map((r) => r.off))} ms, ` +
+          `ratio ${median(rounds.map((r) => r.on / Math.max(1, r.off))).toFixed(2)} (medians of ${ROUNDS} rounds in turn; ` +
+          `${Math.round(median(rounds.map((r) => r.rpsOn)))} vs ${Math.round(median(rounds.map((r) => r.rpsOff)))} req/s; target ≤ 1.10)\n`,
+      );
+    }
+
+    // 3. The statistics pages over a year of 1,000 documents.
+    const year = await generateYear(on);
+    await givePassword(on, "yearly", "bench password");
+    const session = await signInHttp(on.url, "yearly", "bench password");
+    const get = (path: string) => session.get(path);
+    process.stdout.write(`statistics pages: 1,000 documents, ${DAYS} days, ${year.events.toLocaleString("en")} counted events as per-day rows\n`);
+    for (const path of [
+      "/app/statistics", "/app/statistics?range=12m", `/app/statistics/${year.documentId}`, `/app/statistics/${year.documentId}?range=12m`,
+    ]) {
+      const t = await timePage(get, path, 200);
+      process.stdout.write(`  ${path.replace(year.documentId, "<documentId>")}: p50 ${t.p50.toFixed(1)} ms, p99 ${t.p99.toFixed(1)} ms (target p99 < 50 ms)\n`);
+    }
+  } finally {
+    await on.close();
+    await off.close();
+  }
+}

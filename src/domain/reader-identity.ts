@@ -1,0 +1,44 @@
+import { createHmac, randomBytes } from "node:crypto";
+import ipaddr from "ipaddr.js";
+
+/**
+ * Recognising a returning reader without storing who they are (decisions §15), as the
+ * privacy-first web analytics do: a reader is the keyed hash of their address, their user agent
+ * and the document, under a salt that is drawn at random for each UTC day and deleted after it.
+ * Nothing but the hash is ever kept; once the day's salt is gone, nobody (Quire included) can
+ * tell whether two days' readers were the same, nor recompute a key from an address.
+ */
+
+/** Bytes of a day's salt (drawn with `newDailySalt`). */
+const SALT_BYTES = 32;
+/** Bytes of the reader key kept: 128 bits, so two readers of a document never share one by chance. */
+const KEY_BYTES = 16;
+/** An absurd user agent is cut before hashing: it is only a distinguishing input, never stored. */
+const USER_AGENT_MAX = 512;
+
+/** The UTC day `now` (epoch ms) falls in, as `YYYY-MM-DD`: the salt's and the daily rows' day. */
+export function utcDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}
+
+/** A fresh random salt, base64url, for a day that has none yet. */
+export function newDailySalt(): string {
+  return randomBytes(SALT_BYTES).toString("base64url");
+}
+
+/** The same client written two ways (an IPv4-mapped IPv6 address, letter case) hashes alike. */
+function normalAddress(address: string): string {
+  return ipaddr.isValid(address) ? ipaddr.process(address).toString() : address;
+}
+
+/**
+ * The reader key: HMAC-SHA256 under the day's salt of (address, user agent, document id),
+ * base64url of its first 128 bits. The same reader of the same document on the same day gets
+ * the same key; another document, another browser or another day gives an unrelated one.
+ */
+export function readerKey(salt: string, address: string, userAgent: string, documentId: string): string {
+  const mac = createHmac("sha256", salt);
+  // NUL cannot occur in a header or an address, so no two inputs run together into the same text.
+  mac.update(`${normalAddress(address)}\0${userAgent.slice(0, USER_AGENT_MAX)}\0${documentId}`);
+  return mac.digest().subarray(0, KEY_BYTES).toString("base64url");
+}

@@ -1,0 +1,399 @@
+import { sql, type Kysely } from "kysely";
+import { utcDay } from "../domain/reader-identity.ts";
+import {
+  applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
+  type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
+} from "../domain/statistics.ts";
+import type { Database } from "./schema.ts";
+
+/**
+ * One thing that happened on a public surface, as the web side buffers it (src/web/stats-counter.ts).
+ * Readers are named by their keys under the day's salt (src/store/daily-salts.ts) only.
+ */
+export type StatEvent =
+  | {
+      kind: "view";
+      documentId: string;
+      readerKey: string;
+      /** The key of the reader's address alone: bounds the readers one address can count as. */
+      addressKey: string;
+      at: number;
+      embedded: boolean;
+      referrerHost: string;
+      startPage: number;
+    }
+  | { kind: "download"; documentId: string; readerKey: string; addressKey: string; at: number }
+  | { kind: "beacon"; documentId: string; readerKey: string; at: number; report: BeaconReport }
+  | { kind: "impressions"; documentId: string; at: number; count: number };
+
+/** Every figure of decisions §15 over a range of days. */
+export interface StatTotals {
+  impressions: number;
+  views: number;
+  embeddedViews: number;
+  reads: number;
+  /** Seconds, averaged over reads (0 without reads). */
+  averageTimeSpent: number;
+  downloads: number;
+  shares: number;
+  clicks: number;
+}
+
+export interface StatDay extends StatTotals {
+  day: string;
+}
+
+export interface StatsReport {
+  range: DayRange;
+  totals: StatTotals;
+  /** Days with anything counted, in order (days without are all zero). */
+  days: StatDay[];
+  /** The account's documents with most views in the range (an account report only). */
+  topDocuments: Array<{ documentId: string; name: string; title: string } & StatTotals>;
+  /** Views by referring host ("" for none) and embed, most first. */
+  referrers: Array<{ host: string; embedded: boolean; views: number }>;
+  /** A document report only: for each page, the share of the range's readers (0..1) who reached it. */
+  depth: Array<{ page: number; readers: number; share: number }>;
+}
+
+export interface StatsQuery {
+  accountId: number;
+  /** One document of the account; undefined: the whole account. */
+  documentId?: string;
+  range: DayRange;
+  /** How many top documents and referrers (10 and 20 by default). */
+  top?: number;
+}
+
+/** The transaction lock of a batch on PostgreSQL (any constant of our own). */
+const STATS_LOCK = 0x5175_5354;
+
+/** Rows per statement: well within SQLite's bound parameters for the widest row (13 columns). */
+const CHUNK = 500;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+type DayRow = Omit<Database["statDays"], never>;
+
+const FIGURES = ["impressions", "views", "embeddedViews", "reads", "readSeconds", "downloads", "shares", "clicks"] as const;
+
+function totalsOf(r: Partial<Record<(typeof FIGURES)[number], number | string | null>>): StatTotals {
+  const n = (k: (typeof FIGURES)[number]) => Number(r[k] ?? 0);
+  return {
+    impressions: n("impressions"), views: n("views"), embeddedViews: n("embeddedViews"), reads: n("reads"),
+    averageTimeSpent: n("reads") > 0 ? Math.round(n("readSeconds") / n("reads")) : 0,
+    downloads: n("downloads"), shares: n("shares"), clicks: n("clicks"),
+  };
+}
+
+interface ReaderRow extends ReaderDay {
+  day: string;
+  readerKey: string;
+  documentId: string;
+  newcomers: number;
+  changed: boolean;
+}
+
+/**
+ * Readership statistics (decisions §15, migration 0013): the per-document per-day figures, the
+ * depth curve's per-page counts, referrers, and today's readers (by key only) so each counts once.
+ */
+export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgres") {
+  /** Applies a batch; answers how many events counted for a document that still exists. */
+  async function record(events: readonly StatEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const ids = [...new Set(events.map((e) => e.documentId))];
+    const docs = new Map<string, { accountId: number; pageCount: number }>();
+    for (const part of chunks(ids)) {
+      const rows = await db.selectFrom("documents").select(["documentId", "accountId", "pageCount"]).where("documentId", "in", part).execute();
+      for (const r of rows) docs.set(r.documentId, { accountId: r.accountId, pageCount: r.pageCount });
+    }
+    const known = events.filter((e) => docs.has(e.documentId));
+    if (known.length === 0) return 0;
+
+    // Reader rows this batch touches: the readers, and the addresses their first view came from.
+    // Only views and downloads make rows: a beacon counts on a reader already there, or for nothing.
+    const wanted = new Map<string, { day: string; readerKey: string; documentId: string; at: number; make: boolean }>();
+    const want = (day: string, readerKey: string, documentId: string, at: number, make: boolean) => {
+      const w = wanted.get(`${day} ${readerKey}`);
+      if (!w) wanted.set(`${day} ${readerKey}`, { day, readerKey, documentId, at, make });
+      else w.make ||= make;
+    };
+    for (const e of known) {
+      if (e.kind === "impressions") continue;
+      const day = utcDay(e.at);
+      want(day, e.readerKey, e.documentId, e.at, e.kind !== "beacon");
+      if (e.kind !== "beacon") want(day, e.addressKey, e.documentId, e.at, true);
+    }
+
+    return db.transaction().execute(async (trx) => {
+      // One batch at a time across processes (readers are read, then written whole): SQLite takes
+      // its write lock with a first write that changes nothing, PostgreSQL a transaction lock.
+      if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${STATS_LOCK})`.execute(trx);
+      else await sql`update daily_salts set salt = salt where 0 = 1`.execute(trx);
+      const readers = new Map<string, ReaderRow>();
+      const byDay = new Map<string, string[]>();
+      for (const w of wanted.values()) {
+        const keys = byDay.get(w.day);
+        if (keys) keys.push(w.readerKey);
+        else byDay.set(w.day, [w.readerKey]);
+      }
+      for (const [day, keys] of byDay) {
+        for (const part of chunks(keys)) {
+          const rows = await trx.selectFrom("statReaders").selectAll().where("day", "=", day).where("readerKey", "in", part).execute();
+          for (const r of rows) {
+            readers.set(`${r.day} ${r.readerKey}`, {
+              day: r.day, readerKey: r.readerKey, documentId: r.documentId, firstAt: Number(r.firstAt), lastAt: Number(r.lastAt),
+              viewed: r.viewed === 1, read: r.read === 1, downloaded: r.downloaded === 1, maxPage: r.maxPage, seconds: r.seconds,
+              shares: r.shares, clicks: r.clicks, newcomers: r.newcomers, changed: false,
+            });
+          }
+        }
+      }
+      // Readers (and addresses) new today: made here, written only if something counted for them.
+      for (const [k, w] of wanted) {
+        if (w.make && !readers.has(k)) {
+          readers.set(k, { day: w.day, readerKey: w.readerKey, documentId: w.documentId, ...emptyReaderDay(w.at), newcomers: 0, changed: false });
+        }
+      }
+
+      const days = new Map<string, DayRow>();
+      const pages = new Map<string, { documentId: string; day: string; page: number; readers: number }>();
+      const referrers = new Map<string, { documentId: string; day: string; host: string; embedded: number; accountId: number; views: number }>();
+      const dayRow = (documentId: string, day: string): DayRow => {
+        let row = days.get(`${documentId} ${day}`);
+        if (!row) {
+          row = { documentId, day, accountId: docs.get(documentId)!.accountId, impressions: 0, views: 0, embeddedViews: 0, reads: 0, readSeconds: 0, downloads: 0, shares: 0, clicks: 0 };
+          days.set(`${documentId} ${day}`, row);
+        }
+        return row;
+      };
+      const addPage = (documentId: string, day: string, page: number, by: number) => {
+        const k = `${documentId} ${day} ${page}`;
+        const row = pages.get(k) ?? { documentId, day, page, readers: 0 };
+        row.readers += by;
+        pages.set(k, row);
+      };
+      const add = (documentId: string, day: string, d: DayDelta) => {
+        const row = dayRow(documentId, day);
+        for (const f of ["views", "embeddedViews", "reads", "readSeconds", "downloads", "shares", "clicks"] as const) row[f] += d[f];
+        if (d.depth && d.depth.to !== d.depth.from) {
+          if (d.depth.from > 0) addPage(documentId, day, d.depth.from, -1);
+          addPage(documentId, day, d.depth.to, 1);
+        }
+        if (d.referrer) {
+          const embedded = d.referrer.embedded ? 1 : 0;
+          const k = `${documentId} ${day} ${embedded} ${d.referrer.host}`;
+          const row = referrers.get(k) ?? { documentId, day, host: d.referrer.host, embedded, accountId: docs.get(documentId)!.accountId, views: 0 };
+          row.views += 1;
+          referrers.set(k, row);
+        }
+      };
+      /** A reader new today for this document takes one of its address's places, if one is left. */
+      const admit = (r: ReaderRow, addressKey: string): boolean => {
+        if (r.viewed || r.downloaded) return true;
+        const address = readers.get(`${r.day} ${addressKey}`);
+        if (!address || address.newcomers >= MAX_READERS_PER_ADDRESS_DAY) return false;
+        address.newcomers += 1;
+        address.changed = true;
+        return true;
+      };
+
+      let counted = 0;
+      for (const e of known) {
+        const day = utcDay(e.at);
+        if (e.kind === "impressions") {
+          dayRow(e.documentId, day).impressions += Math.max(0, Math.floor(e.count));
+          counted++;
+          continue;
+        }
+        const r = readers.get(`${day} ${e.readerKey}`);
+        // A key already used for another document (never, short of a forged key) counts for nothing.
+        if (!r || r.documentId !== e.documentId) continue;
+        const doc = docs.get(e.documentId)!;
+        let d: DayDelta;
+        if (e.kind === "view") {
+          if (!admit(r, e.addressKey)) continue;
+          d = applyView(r, { embedded: e.embedded, referrerHost: e.referrerHost, startPage: e.startPage, pageCount: doc.pageCount });
+        } else if (e.kind === "download") {
+          if (!admit(r, e.addressKey)) continue;
+          d = applyDownload(r);
+        } else {
+          d = applyBeacon(r, e.report, e.at, doc.pageCount);
+        }
+        // A repeated view or download changes nothing: its row is not written again.
+        if (e.kind === "beacon" || d.views || d.downloads || d.depth) r.changed = true;
+        add(e.documentId, day, d);
+        counted++;
+      }
+
+      const changed = [...readers.values()].filter((r) => r.changed);
+      for (const part of chunks(changed)) {
+        await trx
+          .insertInto("statReaders")
+          .values(part.map((r) => ({
+            day: r.day, readerKey: r.readerKey, documentId: r.documentId, firstAt: r.firstAt, lastAt: r.lastAt,
+            viewed: r.viewed ? 1 : 0, read: r.read ? 1 : 0, downloaded: r.downloaded ? 1 : 0, maxPage: r.maxPage,
+            seconds: r.seconds, shares: r.shares, clicks: r.clicks, newcomers: r.newcomers,
+          })))
+          .onConflict((oc) => oc.columns(["day", "readerKey"]).doUpdateSet((eb) => ({
+            lastAt: eb.ref("excluded.lastAt"), viewed: eb.ref("excluded.viewed"), read: eb.ref("excluded.read"),
+            downloaded: eb.ref("excluded.downloaded"), maxPage: eb.ref("excluded.maxPage"), seconds: eb.ref("excluded.seconds"),
+            shares: eb.ref("excluded.shares"), clicks: eb.ref("excluded.clicks"), newcomers: eb.ref("excluded.newcomers"),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...days.values()])) {
+        await trx
+          .insertInto("statDays")
+          .values(part)
+          .onConflict((oc) => oc.columns(["documentId", "day"]).doUpdateSet((eb) => ({
+            impressions: eb("statDays.impressions", "+", eb.ref("excluded.impressions")),
+            views: eb("statDays.views", "+", eb.ref("excluded.views")),
+            embeddedViews: eb("statDays.embeddedViews", "+", eb.ref("excluded.embeddedViews")),
+            reads: eb("statDays.reads", "+", eb.ref("excluded.reads")),
+            readSeconds: eb("statDays.readSeconds", "+", eb.ref("excluded.readSeconds")),
+            downloads: eb("statDays.downloads", "+", eb.ref("excluded.downloads")),
+            shares: eb("statDays.shares", "+", eb.ref("excluded.shares")),
+            clicks: eb("statDays.clicks", "+", eb.ref("excluded.clicks")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...pages.values()].filter((p) => p.readers !== 0))) {
+        await trx
+          .insertInto("statPages")
+          .values(part)
+          .onConflict((oc) => oc.columns(["documentId", "day", "page"]).doUpdateSet((eb) => ({
+            readers: eb("statPages.readers", "+", eb.ref("excluded.readers")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...referrers.values()])) {
+        await trx
+          .insertInto("statReferrers")
+          .values(part)
+          .onConflict((oc) => oc.columns(["documentId", "day", "host", "embedded"]).doUpdateSet((eb) => ({
+            views: eb("statReferrers.views", "+", eb.ref("excluded.views")),
+          })))
+          .execute();
+      }
+      return counted;
+    });
+  }
+
+  return {
+    record,
+
+    /**
+     * Deletes what is kept only for its day (decisions §15): the readers of days before `now`'s.
+     * (The salts go with src/store/daily-salts.ts's `deleteBefore`.)
+     */
+    async deleteReadersBefore(now: number): Promise<number> {
+      const r = await db.deleteFrom("statReaders").where("day", "<", utcDay(now)).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
+    /**
+     * The figures of an account, or of one of its documents, over a range of UTC days: what the
+     * app's statistics pages, `svc.documents.stats` and `GET /v2/stats` all answer from. A
+     * documentId of another account reads as a document with nothing counted.
+     */
+    async report(q: StatsQuery): Promise<StatsReport> {
+      const top = q.top ?? 10;
+      let daysQ = db
+        .selectFrom("statDays")
+        .select((eb) => [
+          "day",
+          ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f)),
+        ])
+        .where("accountId", "=", q.accountId)
+        .where("day", ">=", q.range.from)
+        .where("day", "<=", q.range.to)
+        .groupBy("day")
+        .orderBy("day");
+      if (q.documentId !== undefined) daysQ = daysQ.where("documentId", "=", q.documentId);
+      const dayRows = await daysQ.execute();
+      const days = dayRows.map((r) => ({ day: r.day, ...totalsOf(r) }));
+      const sums: Record<string, number> = {};
+      for (const f of FIGURES) sums[f] = dayRows.reduce((s, r) => s + Number(r[f] ?? 0), 0);
+      const totals = totalsOf(sums);
+
+      let topDocuments: StatsReport["topDocuments"] = [];
+      if (q.documentId === undefined) {
+        const rows = await db
+          .selectFrom("statDays")
+          .select((eb) => ["documentId", ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f))])
+          .where("accountId", "=", q.accountId)
+          .where("day", ">=", q.range.from)
+          .where("day", "<=", q.range.to)
+          .groupBy("documentId")
+          .orderBy(sql`sum(views)`, "desc")
+          .orderBy("documentId")
+          .limit(top)
+          .execute();
+        const names = rows.length === 0 ? [] : await db
+          .selectFrom("documents")
+          .select(["documentId", "name", "title"])
+          .where("documentId", "in", rows.map((r) => r.documentId))
+          .execute();
+        const byId = new Map(names.map((n) => [n.documentId, n]));
+        topDocuments = rows.flatMap((r) => {
+          const n = byId.get(r.documentId);
+          return n ? [{ documentId: r.documentId, name: n.name, title: n.title, ...totalsOf(r) }] : [];
+        });
+      }
+
+      let refQ = db
+        .selectFrom("statReferrers")
+        .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
+        .where("accountId", "=", q.accountId)
+        .where("day", ">=", q.range.from)
+        .where("day", "<=", q.range.to)
+        .groupBy(["host", "embedded"])
+        .orderBy(sql`sum(views)`, "desc")
+        .orderBy("host")
+        .limit(q.top ?? 20);
+      if (q.documentId !== undefined) refQ = refQ.where("documentId", "=", q.documentId);
+      const referrers = (await refQ.execute()).map((r) => ({ host: r.host, embedded: r.embedded === 1, views: Number(r.views) }));
+
+      let depth: StatsReport["depth"] = [];
+      if (q.documentId !== undefined) {
+        const doc = await db
+          .selectFrom("documents")
+          .select("pageCount")
+          .where("documentId", "=", q.documentId)
+          .where("accountId", "=", q.accountId)
+          .executeTakeFirst();
+        if (doc) {
+          const ended = await db
+            .selectFrom("statPages")
+            .select((eb) => ["page", eb.fn.sum<number>("readers").as("readers")])
+            .where("documentId", "=", q.documentId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .groupBy("page")
+            .execute();
+          const endedAt = new Map(ended.map((r) => [r.page, Number(r.readers)]));
+          const last = Math.max(doc.pageCount, ...endedAt.keys());
+          const reached: number[] = [];
+          let running = 0;
+          for (let p = last; p >= 1; p--) {
+            running += endedAt.get(p) ?? 0;
+            reached[p] = running;
+          }
+          const first = reached[1] ?? 0;
+          for (let p = 1; p <= doc.pageCount; p++) {
+            depth.push({ page: p, readers: reached[p] ?? 0, share: first > 0 ? (reached[p] ?? 0) / first : 0 });
+          }
+        } else depth = [];
+      }
+      return { range: q.range, totals, days, topDocuments, referrers, depth };
+    },
+  };
+}
+
+export type StatisticsRepo = ReturnType<typeof statisticsRepo>;

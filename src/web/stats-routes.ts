@@ -1,0 +1,193 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { isbot } from "isbot";
+import type { Config } from "../config.ts";
+import type { DocumentRecord } from "../domain/document.ts";
+import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
+import { addressGroup } from "../ops/client-address.ts";
+import type { Store } from "../store/open-store.ts";
+import { StatsCounter } from "./stats-counter.ts";
+
+/**
+ * The cookie the app sets on a signed-in publisher's browser (src/web/app/statistics-page.ts), so
+ * that their own views of their documents are not counted. Public pages read it, never set it.
+ */
+export const PUBLISHER_COOKIE = "quire_publisher";
+
+/** Impressions counted per address (IPv4, IPv6 /64) and minute: a script reloading a profile is not an audience. */
+const IMPRESSIONS_PER_ADDRESS_MINUTE = 300;
+/** Addresses remembered for that bound at most (the map is cleared past it). */
+const MAX_TRACKED_ADDRESSES = 50_000;
+/** How long a beacon's document lookup is kept (beacons come in bursts from many readers of one document). */
+const DOC_CACHE_MS = 2000;
+const DOC_CACHE_MAX = 10_000;
+
+/** The value of PUBLISHER_COOKIE for an account: its id and a MAC under the app's cookie secret. */
+export function publisherCookieValue(secret: string, accountId: number): string {
+  return `${accountId}.${createHmac("sha256", secret).update(`publisher:${accountId}`).digest("base64url")}`;
+}
+
+const PUBLISHER_COOKIE_RE = new RegExp(`(?:^|;\\s*)${PUBLISHER_COOKIE}=([0-9]{1,12})\\.([A-Za-z0-9_-]{43})(?:;|$)`);
+
+/** The account a request's PUBLISHER_COOKIE proves, if any. */
+function publisherOf(secret: string, cookieHeader: string | undefined): number | undefined {
+  if (!cookieHeader) return undefined;
+  const m = PUBLISHER_COOKIE_RE.exec(cookieHeader);
+  if (!m) return undefined;
+  const expected = Buffer.from(publisherCookieValue(secret, Number(m[1])));
+  const given = Buffer.from(`${m[1]}.${m[2]}`);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? Number(m[1]) : undefined;
+}
+
+/** What the public routes call to count (every call returns at once; nothing is awaited by a page). */
+export interface PublicCounting {
+  /** A reader or embed page of an active document was served. */
+  view(req: FastifyRequest, doc: DocumentRecord, opts: { embedded: boolean; startPage: number }): void;
+  download(req: FastifyRequest, doc: DocumentRecord): void;
+  /** Documents' cards were shown (profile, search results). */
+  impressions(req: FastifyRequest, docs: readonly Pick<DocumentRecord, "documentId" | "accountId">[]): void;
+}
+
+export interface StatsRouteDeps {
+  config: Readonly<Config>;
+  store: Store;
+  findDoc(p: { username: string; name: string }): Promise<DocumentRecord | undefined>;
+}
+
+/**
+ * A request that must not count: counting off, a known bot or link preview (isbot's list, kept by
+ * its maintainers), a prefetch or prerender, no user agent at all, or the document's own publisher.
+ */
+function notCounted(req: FastifyRequest, enabled: boolean): boolean {
+  if (!enabled || req.method !== "GET" && req.method !== "POST") return true;
+  const ua = req.headers["user-agent"];
+  if (!ua || isbot(ua)) return true;
+  const purpose = `${req.headers["sec-purpose"] ?? ""} ${req.headers.purpose ?? ""} ${req.headers["x-purpose"] ?? ""} ${req.headers["x-moz"] ?? ""}`;
+  return /prefetch|prerender|preview/i.test(purpose);
+}
+
+/** Reads a small body (the beacon) from the raw request; undefined when it is larger than `max` bytes. */
+async function smallBody(req: FastifyRequest, max: number): Promise<string | undefined> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > max) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * Readership counting on the public pages (decisions §15): the beacon route, and what the reader,
+ * download, profile and search routes call. Registered with one line by web-routes.ts; its buffer
+ * is written every second and on the server's close.
+ */
+export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): PublicCounting {
+  const { store } = deps;
+  const enabled = deps.config.statistics;
+  const counter = new StatsCounter(store, web.log);
+  if (enabled) counter.start();
+  web.addHook("onClose", async () => counter.stop());
+
+  let cookieSecret: string | undefined;
+  const secretReady = store.appSessions.cookieSecret().then((s) => (cookieSecret = s)).catch(() => undefined);
+  const isPublisher = (req: FastifyRequest, accountId: number) =>
+    cookieSecret !== undefined && publisherOf(cookieSecret, req.headers.cookie) === accountId;
+
+  /** The keys of this reader and of their address for a document, under today's salt. */
+  const keysOf = async (req: FastifyRequest, documentId: string, now: number) => {
+    const userAgent = req.headers["user-agent"] ?? "";
+    const [readerKey, addressKey] = await Promise.all([
+      store.dailySalts.readerKey({ address: req.ip, userAgent, documentId, now }),
+      // Another "document" in the hash: the address alone never yields a reader's key.
+      store.dailySalts.readerKey({ address: addressGroup(req.ip), userAgent: "", documentId: `address:${documentId}`, now }),
+    ]);
+    return { readerKey, addressKey };
+  };
+  const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
+
+  const impressionsSeen = new Map<string, { minute: number; count: number }>();
+  const impressionsAllowed = (req: FastifyRequest, n: number, now: number): number => {
+    const group = addressGroup(req.ip);
+    const minute = Math.floor(now / 60_000);
+    let seen = impressionsSeen.get(group);
+    if (!seen || seen.minute !== minute) {
+      if (impressionsSeen.size >= MAX_TRACKED_ADDRESSES) impressionsSeen.clear();
+      seen = { minute, count: 0 };
+      impressionsSeen.set(group, seen);
+    }
+    const allowed = Math.max(0, Math.min(n, IMPRESSIONS_PER_ADDRESS_MINUTE - seen.count));
+    seen.count += allowed;
+    return allowed;
+  };
+
+  const docCache = new Map<string, { at: number; doc: Promise<DocumentRecord | undefined> }>();
+  const cachedDoc = (p: { username: string; name: string }, now: number) => {
+    const key = `${p.username}/${p.name}`;
+    const hit = docCache.get(key);
+    if (hit && now - hit.at < DOC_CACHE_MS) return hit.doc;
+    if (docCache.size >= DOC_CACHE_MAX) docCache.clear();
+    const doc = deps.findDoc(p);
+    docCache.set(key, { at: now, doc });
+    doc.catch(() => docCache.delete(key));
+    return doc;
+  };
+
+  // The reader's beacons: answered at once, whatever they hold; counted (or not) when written.
+  web.post<{ Params: { username: string; name: string } }>("/:username/docs/:name/beacon", async (req, reply) => {
+    const body = await smallBody(req, MAX_BEACON_BYTES).catch(() => undefined);
+    void reply.code(204).header("cache-control", "no-store").send();
+    if (body === undefined || notCounted(req, enabled)) return reply;
+    const report: BeaconReport | undefined = parseBeacon(body);
+    if (!report) return reply;
+    const now = Date.now();
+    const doc = await cachedDoc(req.params, now).catch(() => undefined);
+    if (!doc || doc.state !== "A" || doc.name !== req.params.name) return reply;
+    await secretReady;
+    if (isPublisher(req, doc.accountId)) return reply;
+    try {
+      const { readerKey } = await keysOf(req, doc.documentId, now);
+      counter.push({ kind: "beacon", documentId: doc.documentId, readerKey, at: now, report });
+    } catch (err) {
+      fail(err);
+    }
+    return reply;
+  });
+
+  const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void) => {
+    if (notCounted(req, enabled)) return;
+    const now = Date.now();
+    void (async () => {
+      await secretReady;
+      if (isPublisher(req, doc.accountId)) return;
+      make(await keysOf(req, doc.documentId, now), now);
+    })().catch(fail);
+  };
+
+  return {
+    view(req, doc, opts) {
+      countReader(req, doc, (k, at) =>
+        counter.push({
+          kind: "view", documentId: doc.documentId, ...k, at, embedded: opts.embedded,
+          referrerHost: referrerHost(req.headers.referer), startPage: opts.startPage,
+        }),
+      );
+    },
+    download(req, doc) {
+      countReader(req, doc, (k, at) => counter.push({ kind: "download", documentId: doc.documentId, ...k, at }));
+    },
+    impressions(req, docs) {
+      if (docs.length === 0 || notCounted(req, enabled)) return;
+      const now = Date.now();
+      const allowed = impressionsAllowed(req, docs.length, now);
+      void secretReady.then(() => {
+        for (const d of docs.slice(0, allowed)) {
+          if (!isPublisher(req, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
+        }
+      });
+    },
+  };
+}

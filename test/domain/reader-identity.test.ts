@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { newDailySalt, readerKey, utcDay } from "../../src/domain/reader-identity.ts";
+
+const UA = "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0";
+
+test("utcDay is the UTC calendar day of an instant", () => {
+  assert.equal(utcDay(Date.UTC(2026, 10, 27, 0, 0, 0)), "2026-11-27");
+  assert.equal(utcDay(Date.UTC(2026, 10, 27, 23, 59, 59, 999)), "2026-11-27");
+  assert.equal(utcDay(Date.UTC(2026, 10, 28)), "2026-11-28");
+});
+
+test("a reader key is stable for the same inputs and salt, and differs when any of them differs", () => {
+  const salt = newDailySalt();
+  const key = readerKey(salt, "203.0.113.9", UA, "doc1");
+  assert.match(key, /^[A-Za-z0-9_-]{22}$/);
+  assert.equal(readerKey(salt, "203.0.113.9", UA, "doc1"), key);
+  assert.notEqual(readerKey(salt, "203.0.113.10", UA, "doc1"), key);
+  assert.notEqual(readerKey(salt, "203.0.113.9", `${UA} x`, "doc1"), key);
+  assert.notEqual(readerKey(salt, "203.0.113.9", UA, "doc2"), key);
+  assert.notEqual(readerKey(newDailySalt(), "203.0.113.9", UA, "doc1"), key, "another day's salt, another key");
+});
+
+test("the key holds neither the address nor the user agent, and inputs cannot run together", () => {
+  const salt = newDailySalt();
+  const key = readerKey(salt, "203.0.113.9", UA, "doc1");
+  assert.ok(!key.includes("203") && !key.includes("Mozilla"));
+  assert.notEqual(readerKey(salt, "a", "bc", "d"), readerKey(salt, "ab", "c", "d"));
+});
+
+test("one client written two ways is one reader", () => {
+  const salt = newDailySalt();
+  assert.equal(readerKey(salt, "::ffff:203.0.113.9", UA, "d"), readerKey(salt, "203.0.113.9", UA, "d"));
+  assert.equal(readerKey(salt, "2001:DB8::1", UA, "d"), readerKey(salt, "2001:db8::1", UA, "d"));
+});
+
+test("salts are random and long", () => {
+  const a = newDailySalt();
+  assert.notEqual(a, newDailySalt());
+  assert.equal(Buffer.from(a, "base64url").length, 32);
+});

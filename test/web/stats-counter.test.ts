@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
+import type { StatEvent } from "../../src/store/statistics.ts";
+import { StatsCounter } from "../../src/web/stats-counter.ts";
+import { DIALECTS } from "../helpers/dialects.ts";
+
+const sqlite = DIALECTS.find((d) => d.name === "sqlite")!;
+
+async function withDocument() {
+  const opened = await sqlite.open();
+  const { store } = opened;
+  const accountId = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+  const now = Date.now();
+  const doc = buildNewDocument(
+    newDocumentIds(now),
+    { accountId, username: "alice", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
+    {
+      name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined, downloadable: false, infoLink: "",
+      language: "", access: "public", explicit: false, category: "000000", type: "000000", ratingsAllowed: true, soundUrl: "",
+      publishDate: undefined, folderIds: [],
+    },
+    now,
+  );
+  await store.documents.insertWithJob(doc, "convert-document");
+  await store.db.updateTable("documents").set({ state: "A", pageCount: 2 }).where("documentId", "=", doc.documentId).execute();
+  return { ...opened, accountId, documentId: doc.documentId };
+}
+
+const views = (documentId: string, n: number, at = Date.now()): StatEvent[] =>
+  Array.from({ length: n }, (_, i) => ({ kind: "view", documentId, readerKey: `r${i}`, addressKey: `a${i}`, at, embedded: false, referrerHost: "", startPage: 1 }));
+
+test("a normal stop writes everything buffered: nothing is lost", async () => {
+  const { store, drop, accountId, documentId } = await withDocument();
+  try {
+    const counter = new StatsCounter(store);
+    counter.start();
+    for (const e of views(documentId, 2500)) counter.push(e);
+    await counter.stop();
+    assert.equal(counter.pending, 0);
+    const day = new Date().toISOString().slice(0, 10);
+    const r = await store.statistics.report({ accountId, documentId, range: { from: day, to: day } });
+    assert.equal(r.totals.views, 2500);
+  } finally {
+    await drop();
+  }
+});
+
+test("with the database gone, a flush neither throws nor loses the buffer; the buffer stays bounded", async () => {
+  const { store, drop, documentId } = await withDocument();
+  const counter = new StatsCounter(store);
+  await store.close();
+  for (const e of views(documentId, 10)) counter.push(e);
+  await counter.flush();
+  assert.equal(counter.pending, 10, "kept for the next tick");
+  for (const e of views(documentId, 250_000)) counter.push(e);
+  assert.ok(counter.pending <= 200_000, `bounded: ${counter.pending}`);
+  assert.ok(counter.dropped > 0);
+  await counter.flush();
+  await drop().catch(() => undefined);
+});
