@@ -18,8 +18,31 @@ export interface TokenSummary {
 /** Last-used times are written at most this often per token, so a client that polls writes little. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** v2 bearer tokens (decisions §14, migration 0015): only hashes are stored and looked up. */
-export function apiTokensRepo(db: Kysely<Database>) {
+/** Token hashes whose lookup is remembered at most (the map is emptied past it). */
+const REMEMBERED_TOKENS = 10_000;
+
+interface OwnerRow {
+  accountId: number;
+  username: string;
+  lastUsedAt: number | null;
+  documentsVersion: number;
+}
+
+/**
+ * v2 bearer tokens (decisions §14, migration 0015): only hashes are stored and looked up. As v1's
+ * key lookups (src/store/accounts.ts), a lookup is remembered while the database has not changed
+ * (`changeEpoch`, SQLite's data version: any write, a revocation included, from any process, ends it).
+ */
+export function apiTokensRepo(db: Kysely<Database>, changeEpoch?: () => number | undefined) {
+  // Built and compiled once: it runs on every v2 request.
+  const ownerQuery = db
+    .selectFrom("apiTokens")
+    .innerJoin("accounts", "accounts.id", "apiTokens.accountId")
+    .select(["apiTokens.accountId", "accounts.username", "apiTokens.lastUsedAt", "accounts.documentsVersion"])
+    .where("apiTokens.tokenHash", "=", "")
+    .compile();
+  if (ownerQuery.parameters.length !== 1) throw new Error("the token owner query must take the hash as its only parameter");
+  const remembered = new Map<string, { epoch: number; row: OwnerRow | undefined }>();
   const summaries = () =>
     db
       .selectFrom("apiTokens")
@@ -44,15 +67,23 @@ export function apiTokensRepo(db: Kysely<Database>) {
 
     /** The account a token's hash belongs to; records the use (at most once a minute). */
     async ownerOf(tokenHash: string, now: number): Promise<TokenOwner | undefined> {
-      const row = await db
-        .selectFrom("apiTokens")
-        .innerJoin("accounts", "accounts.id", "apiTokens.accountId")
-        .select(["apiTokens.accountId", "accounts.username", "apiTokens.lastUsedAt", "accounts.documentsVersion"])
-        .where("apiTokens.tokenHash", "=", tokenHash)
-        .executeTakeFirst();
+      // Read before the query: a write landing while it waits makes this entry stale at once.
+      const epoch = changeEpoch?.();
+      const known = epoch === undefined ? undefined : remembered.get(tokenHash);
+      let row: OwnerRow | undefined;
+      if (known !== undefined && known.epoch === epoch) {
+        row = known.row;
+      } else {
+        row = (await db.executeQuery<OwnerRow>({ ...ownerQuery, parameters: [tokenHash] })).rows[0];
+        if (epoch !== undefined) {
+          if (remembered.size >= REMEMBERED_TOKENS) remembered.clear();
+          remembered.set(tokenHash, { epoch, row });
+        }
+      }
       if (!row) return undefined;
       if (row.lastUsedAt === null || now - Number(row.lastUsedAt) >= TOUCH_EVERY_MS) {
         await db.updateTable("apiTokens").set({ lastUsedAt: now }).where("tokenHash", "=", tokenHash).execute();
+        remembered.delete(tokenHash);
       }
       return { accountId: row.accountId, username: row.username, documentsVersion: Number(row.documentsVersion) };
     },

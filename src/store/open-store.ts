@@ -93,7 +93,7 @@ export async function openStore(databaseUrl: string, opts: { secretKeys?: readon
     publicPages: publicPagesRepo(db),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
-    apiTokens: apiTokensRepo(db),
+    apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
     documentV2: documentV2Repo(db),
     dailySalts: dailySaltsRepo(db),
     statistics: statisticsRepo(db, dialect.name),
