@@ -17,6 +17,11 @@ export class TokenGuessLimit {
   private readonly windows = new Map<string, { failures: number; until: number }>();
   constructor(private readonly clock: () => number = Date.now) {}
 
+  /** Whether any address has failed lately: while none has, no request needs its address worked out. */
+  get idle(): boolean {
+    return this.windows.size === 0;
+  }
+
   blocked(address: string): boolean {
     const w = this.windows.get(address);
     if (!w) return false;
@@ -50,15 +55,15 @@ export async function authenticateBearer(
   tokens: ApiTokensRepo,
   limit: TokenGuessLimit,
   header: string | undefined,
-  address: string,
+  addressOf: () => string,
   now: number,
 ): Promise<V2Caller> {
-  if (limit.blocked(address)) throw new V2Error(429, "Too many failed token attempts; try again later");
+  if (!limit.idle && limit.blocked(addressOf())) throw new V2Error(429, "Too many failed token attempts; try again later");
   const token = bearerTokenOf(header);
   const tokenHash = bearerTokenHash(token ?? "");
   const owner = token !== undefined && looksLikeBearerToken(token) ? await tokens.ownerOf(tokenHash, now) : undefined;
   if (!owner) {
-    limit.fail(address);
+    limit.fail(addressOf());
     throw invalidToken();
   }
   return { ...owner, tokenHash };

@@ -108,7 +108,7 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           return;
         }
         req.v2Caller = await authenticateBearer(
-          deps.store.apiTokens, guesses, req.headers.authorization, addressGroup(req.ip), Date.now(),
+          deps.store.apiTokens, guesses, req.headers.authorization, () => addressGroup(req.ip), Date.now(),
         );
         const key = cacheKeyOf(req);
         const hit = key === undefined ? undefined : answers.get(key);
