@@ -21,8 +21,9 @@ export function toRow(d: DocumentRecord): Row {
 }
 
 export function fromRow(r: Row & { username: string }): DocumentRecord {
+  const { draft, ...rest } = r;
   return {
-    ...r,
+    ...rest,
     nameGiven: r.nameGiven === 1,
     descriptionGiven: r.descriptionGiven === 1,
     tags: JSON.parse(r.tags) as string[],
@@ -31,6 +32,7 @@ export function fromRow(r: Row & { username: string }): DocumentRecord {
     ratingsAllowed: r.ratingsAllowed === 1,
     downloadable: r.downloadable === 1,
     explicit: r.explicit === 1,
-    draft: r.draft === 1,
+    // Only a v2 draft carries the flag: every other record reads as it did before v2.
+    ...(draft === 1 ? { draft: true } : {}),
   };
 }
