@@ -3,6 +3,13 @@ import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type Migratio
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { backfillSearch } from "./search-backfill.ts";
 
+/** Whether a table has a column (so a migration adding it may run again). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function hasColumn(db: Kysely<any>, table: string, column: string): Promise<boolean> {
+  const tables = await db.introspection.getTables();
+  return tables.some((t) => t.name === table && t.columns.some((c) => c.name === column));
+}
+
 /** One schema for both dialects; times are epoch ms in bigint, booleans 0/1 integers. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
   return {
@@ -315,11 +322,13 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     "0013_statistics": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {
+        // (Creates only if missing: the tests of older migrations run every later one again.)
         // Readership statistics (decisions §15). A returning reader is recognised within a day by a
         // hash under that day's salt (src/domain/reader-identity.ts): one row per UTC day, deleted
         // once the day is over, so no key can be recomputed from an address afterwards.
         await db.schema
           .createTable("daily_salts")
+          .ifNotExists()
           .addColumn("day", "text", (c) => c.primaryKey())
           .addColumn("salt", "text", (c) => c.notNull())
           .execute();
@@ -329,6 +338,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         const documentRef = (c: ColumnDefinitionBuilder) => c.notNull().references("documents.document_id").onDelete("cascade");
         await db.schema
           .createTable("stat_days")
+          .ifNotExists()
           .addColumn("document_id", "text", documentRef)
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("account_id", "integer", (c) => c.notNull())
@@ -344,13 +354,14 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .execute();
         // The account's pages read its days in order, every figure from the index itself.
         await db.schema
-          .createIndex("stat_days_account")
+          .createIndex("stat_days_account").ifNotExists()
           .on("stat_days")
           .columns(["account_id", "day", "document_id", "impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"])
           .execute();
         // The depth curve: how many of a day's readers got no further than each page.
         await db.schema
           .createTable("stat_pages")
+          .ifNotExists()
           .addColumn("document_id", "text", documentRef)
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("page", "integer", (c) => c.notNull())
@@ -360,6 +371,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         // Where views came from: the referring site's host only, and whether it was an embed.
         await db.schema
           .createTable("stat_referrers")
+          .ifNotExists()
           .addColumn("document_id", "text", documentRef)
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("host", "text", (c) => c.notNull())
@@ -368,11 +380,12 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("views", "bigint", (c) => c.notNull())
           .addPrimaryKeyConstraint("stat_referrers_pk", ["document_id", "day", "host", "embedded"])
           .execute();
-        await db.schema.createIndex("stat_referrers_account").on("stat_referrers").columns(["account_id", "day"]).execute();
+        await db.schema.createIndex("stat_referrers_account").ifNotExists().on("stat_referrers").columns(["account_id", "day"]).execute();
         // Today's readers, by their key under today's salt only: what each has been counted for
         // already, so a reader is one reader however often they come back that day. Deleted with the salt.
         await db.schema
           .createTable("stat_readers")
+          .ifNotExists()
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("reader_key", "text", (c) => c.notNull())
           .addColumn("document_id", "text", documentRef)
@@ -388,34 +401,41 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("newcomers", "integer", (c) => c.notNull())
           .addPrimaryKeyConstraint("stat_readers_pk", ["day", "reader_key"])
           .execute();
-        await db.schema.createIndex("stat_readers_document").on("stat_readers").column("document_id").execute();
+        await db.schema.createIndex("stat_readers_document").ifNotExists().on("stat_readers").column("document_id").execute();
       },
     },
     "0015_v2": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {
+        // Safe to run again (as the tests of older migrations do, re-running all from theirs on).
         // The v2 API (decisions §14): bearer tokens, stored as the SHA-256 of the token only.
         await db.schema
           .createTable("api_tokens")
+          .ifNotExists()
           .addColumn("token_hash", "text", (c) => c.primaryKey())
           .addColumn("prefix", "text", (c) => c.notNull())
           .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
           .addColumn("created_at", "bigint", (c) => c.notNull())
           .addColumn("last_used_at", "bigint")
           .execute();
-        await db.schema.createIndex("api_tokens_account").on("api_tokens").column("account_id").execute();
+        await db.schema.createIndex("api_tokens_account").ifNotExists().on("api_tokens").column("account_id").execute();
         // A v2 draft is a document not published yet: never public, never in v1 lists.
-        await db.schema.alterTable("documents").addColumn("draft", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        if (!(await hasColumn(db, "documents", "draft"))) {
+          await db.schema.alterTable("documents").addColumn("draft", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        }
         // What only v2 knows of a document: its v2 fields, the edits staged until the next publish, a scheduled publish.
         await db.schema
           .createTable("document_v2")
+          .ifNotExists()
           .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
           .addColumn("info", "text", (c) => c.notNull())
           .addColumn("changes", "text")
           .addColumn("scheduled_at", "bigint")
           .execute();
         // Stacks are folders; v2 gives them an access type.
-        await db.schema.alterTable("folders").addColumn("access_type", "text", (c) => c.notNull().defaultTo("PUBLIC")).execute();
+        if (!(await hasColumn(db, "folders", "access_type"))) {
+          await db.schema.alterTable("folders").addColumn("access_type", "text", (c) => c.notNull().defaultTo("PUBLIC")).execute();
+        }
       },
     },
   };
