@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
+import { Migrator, sql, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type Migration } from "kysely";
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { backfillSearch } from "./search-backfill.ts";
 
@@ -322,13 +322,11 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
     "0013_statistics": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {
-        // (Creates only if missing: the tests of older migrations run every later one again.)
         // Readership statistics (decisions §15). A returning reader is recognised within a day by a
         // hash under that day's salt (src/domain/reader-identity.ts): one row per UTC day, deleted
         // once the day is over, so no key can be recomputed from an address afterwards.
         await db.schema
           .createTable("daily_salts")
-          .ifNotExists()
           .addColumn("day", "text", (c) => c.primaryKey())
           .addColumn("salt", "text", (c) => c.notNull())
           .execute();
@@ -336,32 +334,21 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         // a few hundred thousand small rows at most, however many events made them. Each table goes
         // with its document (deleting a document deletes its statistics).
         const documentRef = (c: ColumnDefinitionBuilder) => c.notNull().references("documents.document_id").onDelete("cascade");
-        await db.schema
-          .createTable("stat_days")
-          .ifNotExists()
-          .addColumn("document_id", "text", documentRef)
-          .addColumn("day", "text", (c) => c.notNull())
-          .addColumn("account_id", "integer", (c) => c.notNull())
-          .addColumn("impressions", "bigint", (c) => c.notNull())
-          .addColumn("views", "bigint", (c) => c.notNull())
-          .addColumn("embedded_views", "bigint", (c) => c.notNull())
-          .addColumn("reads", "bigint", (c) => c.notNull())
-          .addColumn("read_seconds", "bigint", (c) => c.notNull())
-          .addColumn("downloads", "bigint", (c) => c.notNull())
-          .addColumn("shares", "bigint", (c) => c.notNull())
-          .addColumn("clicks", "bigint", (c) => c.notNull())
+        const figures = ["impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"];
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        const withFigures = (t: CreateTableBuilder<any, any>) => figures.reduce((b, f) => b.addColumn(f, "bigint", (c) => c.notNull()), t);
+        await withFigures(
+          db.schema
+            .createTable("stat_days")
+            .addColumn("document_id", "text", documentRef)
+            .addColumn("day", "text", (c) => c.notNull())
+            .addColumn("account_id", "integer", (c) => c.notNull()),
+        )
           .addPrimaryKeyConstraint("stat_days_pk", ["document_id", "day"])
-          .execute();
-        // The account's pages read its days in order, every figure from the index itself.
-        await db.schema
-          .createIndex("stat_days_account").ifNotExists()
-          .on("stat_days")
-          .columns(["account_id", "day", "document_id", "impressions", "views", "embedded_views", "reads", "read_seconds", "downloads", "shares", "clicks"])
           .execute();
         // The depth curve: how many of a day's readers got no further than each page.
         await db.schema
           .createTable("stat_pages")
-          .ifNotExists()
           .addColumn("document_id", "text", documentRef)
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("page", "integer", (c) => c.notNull())
@@ -371,7 +358,6 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         // Where views came from: the referring site's host only, and whether it was an embed.
         await db.schema
           .createTable("stat_referrers")
-          .ifNotExists()
           .addColumn("document_id", "text", documentRef)
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("host", "text", (c) => c.notNull())
@@ -380,12 +366,11 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("views", "bigint", (c) => c.notNull())
           .addPrimaryKeyConstraint("stat_referrers_pk", ["document_id", "day", "host", "embedded"])
           .execute();
-        await db.schema.createIndex("stat_referrers_account").ifNotExists().on("stat_referrers").columns(["account_id", "day"]).execute();
+        await db.schema.createIndex("stat_referrers_account").on("stat_referrers").columns(["account_id", "day"]).execute();
         // Today's readers, by their key under today's salt only: what each has been counted for
         // already, so a reader is one reader however often they come back that day. Deleted with the salt.
         await db.schema
           .createTable("stat_readers")
-          .ifNotExists()
           .addColumn("day", "text", (c) => c.notNull())
           .addColumn("reader_key", "text", (c) => c.notNull())
           .addColumn("document_id", "text", documentRef)
@@ -401,7 +386,56 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
           .addColumn("newcomers", "integer", (c) => c.notNull())
           .addPrimaryKeyConstraint("stat_readers_pk", ["day", "reader_key"])
           .execute();
-        await db.schema.createIndex("stat_readers_document").ifNotExists().on("stat_readers").column("document_id").execute();
+        await db.schema.createIndex("stat_readers_document").on("stat_readers").column("document_id").execute();
+        // The account's pages read these instead of summing a year of every document's rows: the
+        // account's days and referrers, and each document's months (for top documents over long
+        // periods). Rows of a deleted document leave the account's by the triggers below.
+        await withFigures(
+          db.schema
+            .createTable("stat_account_days")
+            .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+            .addColumn("day", "text", (c) => c.notNull()),
+        )
+          .addPrimaryKeyConstraint("stat_account_days_pk", ["account_id", "day"])
+          .execute();
+        await db.schema
+          .createTable("stat_account_referrers")
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("day", "text", (c) => c.notNull())
+          .addColumn("host", "text", (c) => c.notNull())
+          .addColumn("embedded", "integer", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_account_referrers_pk", ["account_id", "day", "host", "embedded"])
+          .execute();
+        await db.schema
+          .createTable("stat_months")
+          .addColumn("document_id", "text", documentRef)
+          .addColumn("month", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull())
+          .addColumn("impressions", "bigint", (c) => c.notNull())
+          .addColumn("views", "bigint", (c) => c.notNull())
+          .addColumn("reads", "bigint", (c) => c.notNull())
+          .addColumn("read_seconds", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("stat_months_pk", ["document_id", "month"])
+          .execute();
+        await db.schema
+          .createIndex("stat_months_account")
+          .on("stat_months")
+          .columns(["account_id", "month", "document_id", "views", "reads", "read_seconds", "impressions"])
+          .execute();
+        const subtractDay = `update stat_account_days set ${figures.map((f) => `${f} = ${f} - old.${f}`).join(", ")}
+           where account_id = old.account_id and day = old.day`;
+        const subtractReferrer = `update stat_account_referrers set views = views - old.views
+           where account_id = old.account_id and day = old.day and host = old.host and embedded = old.embedded`;
+        if (dialect.name === "postgres") {
+          for (const [name, table, body] of [["stat_days_leave", "stat_days", subtractDay], ["stat_referrers_leave", "stat_referrers", subtractReferrer]]) {
+            await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${body}; return null; end $$`).execute(db);
+            await sql.raw(`create trigger ${name} after delete on ${table} for each row execute function ${name}()`).execute(db);
+          }
+        } else {
+          await sql.raw(`create trigger stat_days_leave after delete on stat_days for each row begin ${subtractDay}; end`).execute(db);
+          await sql.raw(`create trigger stat_referrers_leave after delete on stat_referrers for each row begin ${subtractReferrer}; end`).execute(db);
+        }
       },
     },
     "0015_v2": {

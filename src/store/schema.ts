@@ -277,6 +277,39 @@ export interface StatReadersTable {
   newcomers: number;
 }
 
+/** An account's figures per day: the sum of its documents' stat_days (a deleted document's leave by trigger). */
+export interface StatAccountDaysTable {
+  accountId: number;
+  day: string;
+  impressions: number;
+  views: number;
+  embeddedViews: number;
+  reads: number;
+  readSeconds: number;
+  downloads: number;
+  shares: number;
+  clicks: number;
+}
+
+export interface StatAccountReferrersTable {
+  accountId: number;
+  day: string;
+  host: string;
+  embedded: number;
+  views: number;
+}
+
+/** A document's main figures per month (`YYYY-MM`): top documents over long periods. */
+export interface StatMonthsTable {
+  documentId: string;
+  month: string;
+  accountId: number;
+  impressions: number;
+  views: number;
+  reads: number;
+  readSeconds: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
@@ -299,4 +332,7 @@ export interface Database {
   statPages: StatPagesTable;
   statReferrers: StatReferrersTable;
   statReaders: StatReadersTable;
+  statAccountDays: StatAccountDaysTable;
+  statAccountReferrers: StatAccountReferrersTable;
+  statMonths: StatMonthsTable;
 }

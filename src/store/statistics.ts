@@ -48,8 +48,13 @@ export interface StatsReport {
   totals: StatTotals;
   /** Days with anything counted, in order (days without are all zero). */
   days: StatDay[];
-  /** The account's documents with most views in the range (an account report only). */
+  /**
+   * The account's documents with most views (an account report only), counted over the whole
+   * months the range touches (`months`).
+   */
   topDocuments: Array<{ documentId: string; name: string; title: string } & StatTotals>;
+  /** The months (`YYYY-MM`, first and last) the top documents are counted over. */
+  months: { from: string; to: string };
   /** Views by referring host ("" for none) and embed, most first. */
   referrers: Array<{ host: string; embedded: boolean; views: number }>;
   /** A document report only: for each page, the share of the range's readers (0..1) who reached it. */
@@ -263,6 +268,65 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
           })))
           .execute();
       }
+      // The account's days and referrers, and the documents' months, move with them.
+      const accountDays = new Map<string, Database["statAccountDays"]>();
+      const months = new Map<string, Database["statMonths"]>();
+      for (const d of days.values()) {
+        const a = accountDays.get(`${d.accountId} ${d.day}`) ?? { ...d, impressions: 0, views: 0, embeddedViews: 0, reads: 0, readSeconds: 0, downloads: 0, shares: 0, clicks: 0 };
+        for (const f of FIGURES) a[f] += d[f];
+        accountDays.set(`${d.accountId} ${d.day}`, { accountId: a.accountId, day: a.day, impressions: a.impressions, views: a.views, embeddedViews: a.embeddedViews, reads: a.reads, readSeconds: a.readSeconds, downloads: a.downloads, shares: a.shares, clicks: a.clicks });
+        const month = d.day.slice(0, 7);
+        const m = months.get(`${d.documentId} ${month}`) ?? { documentId: d.documentId, month, accountId: d.accountId, impressions: 0, views: 0, reads: 0, readSeconds: 0 };
+        m.impressions += d.impressions;
+        m.views += d.views;
+        m.reads += d.reads;
+        m.readSeconds += d.readSeconds;
+        months.set(`${d.documentId} ${month}`, m);
+      }
+      const accountReferrers = new Map<string, Database["statAccountReferrers"]>();
+      for (const r of referrers.values()) {
+        const k = `${r.accountId} ${r.day} ${r.embedded} ${r.host}`;
+        const a = accountReferrers.get(k) ?? { accountId: r.accountId, day: r.day, host: r.host, embedded: r.embedded, views: 0 };
+        a.views += r.views;
+        accountReferrers.set(k, a);
+      }
+      for (const part of chunks([...accountDays.values()])) {
+        await trx
+          .insertInto("statAccountDays")
+          .values(part)
+          .onConflict((oc) => oc.columns(["accountId", "day"]).doUpdateSet((eb) => ({
+            impressions: eb("statAccountDays.impressions", "+", eb.ref("excluded.impressions")),
+            views: eb("statAccountDays.views", "+", eb.ref("excluded.views")),
+            embeddedViews: eb("statAccountDays.embeddedViews", "+", eb.ref("excluded.embeddedViews")),
+            reads: eb("statAccountDays.reads", "+", eb.ref("excluded.reads")),
+            readSeconds: eb("statAccountDays.readSeconds", "+", eb.ref("excluded.readSeconds")),
+            downloads: eb("statAccountDays.downloads", "+", eb.ref("excluded.downloads")),
+            shares: eb("statAccountDays.shares", "+", eb.ref("excluded.shares")),
+            clicks: eb("statAccountDays.clicks", "+", eb.ref("excluded.clicks")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...months.values()])) {
+        await trx
+          .insertInto("statMonths")
+          .values(part)
+          .onConflict((oc) => oc.columns(["documentId", "month"]).doUpdateSet((eb) => ({
+            impressions: eb("statMonths.impressions", "+", eb.ref("excluded.impressions")),
+            views: eb("statMonths.views", "+", eb.ref("excluded.views")),
+            reads: eb("statMonths.reads", "+", eb.ref("excluded.reads")),
+            readSeconds: eb("statMonths.readSeconds", "+", eb.ref("excluded.readSeconds")),
+          })))
+          .execute();
+      }
+      for (const part of chunks([...accountReferrers.values()])) {
+        await trx
+          .insertInto("statAccountReferrers")
+          .values(part)
+          .onConflict((oc) => oc.columns(["accountId", "day", "host", "embedded"]).doUpdateSet((eb) => ({
+            views: eb("statAccountReferrers.views", "+", eb.ref("excluded.views")),
+          })))
+          .execute();
+      }
       for (const part of chunks([...pages.values()].filter((p) => p.readers !== 0))) {
         await trx
           .insertInto("statPages")
@@ -304,32 +368,40 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
      */
     async report(q: StatsQuery): Promise<StatsReport> {
       const top = q.top ?? 10;
-      let daysQ = db
-        .selectFrom("statDays")
-        .select((eb) => [
-          "day",
-          ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f)),
-        ])
-        .where("accountId", "=", q.accountId)
-        .where("day", ">=", q.range.from)
-        .where("day", "<=", q.range.to)
-        .groupBy("day")
-        .orderBy("day");
-      if (q.documentId !== undefined) daysQ = daysQ.where("documentId", "=", q.documentId);
-      const dayRows = await daysQ.execute();
-      const days = dayRows.map((r) => ({ day: r.day, ...totalsOf(r) }));
+      const dayRows = q.documentId === undefined
+        ? await db
+            .selectFrom("statAccountDays")
+            .select(["day", ...FIGURES])
+            .where("accountId", "=", q.accountId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .orderBy("day")
+            .execute()
+        : await db
+            .selectFrom("statDays")
+            .select(["day", ...FIGURES])
+            .where("accountId", "=", q.accountId)
+            .where("documentId", "=", q.documentId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .orderBy("day")
+            .execute();
+      // A day whose documents were all deleted since is all zeros: not a day with anything counted.
+      const days = dayRows.map((r) => ({ day: r.day, ...totalsOf(r) })).filter((d) => d.views || d.impressions || d.downloads || d.reads || d.shares || d.clicks);
       const sums: Record<string, number> = {};
       for (const f of FIGURES) sums[f] = dayRows.reduce((s, r) => s + Number(r[f] ?? 0), 0);
       const totals = totalsOf(sums);
 
       let topDocuments: StatsReport["topDocuments"] = [];
       if (q.documentId === undefined) {
+        // Counted over the whole months the period touches (stat_months): a thousand documents'
+        // year is then 12,000 rows to sum, not 365,000.
         const rows = await db
-          .selectFrom("statDays")
-          .select((eb) => ["documentId", ...FIGURES.map((f) => eb.fn.sum<number>(f).as(f))])
+          .selectFrom("statMonths")
+          .select((eb) => ["documentId", ...(["impressions", "views", "reads", "readSeconds"] as const).map((f) => eb.fn.sum<number>(f).as(f))])
           .where("accountId", "=", q.accountId)
-          .where("day", ">=", q.range.from)
-          .where("day", "<=", q.range.to)
+          .where("month", ">=", q.range.from.slice(0, 7))
+          .where("month", "<=", q.range.to.slice(0, 7))
           .groupBy("documentId")
           .orderBy(sql`sum(views)`, "desc")
           .orderBy("documentId")
@@ -347,17 +419,29 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
         });
       }
 
-      let refQ = db
-        .selectFrom("statReferrers")
-        .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
-        .where("accountId", "=", q.accountId)
-        .where("day", ">=", q.range.from)
-        .where("day", "<=", q.range.to)
-        .groupBy(["host", "embedded"])
-        .orderBy(sql`sum(views)`, "desc")
-        .orderBy("host")
-        .limit(q.top ?? 20);
-      if (q.documentId !== undefined) refQ = refQ.where("documentId", "=", q.documentId);
+      const refQ = q.documentId === undefined
+        ? db
+            .selectFrom("statAccountReferrers")
+            .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
+            .where("accountId", "=", q.accountId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .groupBy(["host", "embedded"])
+            .having(sql`sum(views)`, ">", 0)
+            .orderBy(sql`sum(views)`, "desc")
+            .orderBy("host")
+            .limit(q.top ?? 20)
+        : db
+            .selectFrom("statReferrers")
+            .select((eb) => ["host", "embedded", eb.fn.sum<number>("views").as("views")])
+            .where("accountId", "=", q.accountId)
+            .where("documentId", "=", q.documentId)
+            .where("day", ">=", q.range.from)
+            .where("day", "<=", q.range.to)
+            .groupBy(["host", "embedded"])
+            .orderBy(sql`sum(views)`, "desc")
+            .orderBy("host")
+            .limit(q.top ?? 20);
       const referrers = (await refQ.execute()).map((r) => ({ host: r.host, embedded: r.embedded === 1, views: Number(r.views) }));
 
       let depth: StatsReport["depth"] = [];
@@ -391,7 +475,7 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
           }
         } else depth = [];
       }
-      return { range: q.range, totals, days, topDocuments, referrers, depth };
+      return { range: q.range, totals, days, topDocuments, months: { from: q.range.from.slice(0, 7), to: q.range.to.slice(0, 7) }, referrers, depth };
     },
   };
 }

@@ -159,16 +159,26 @@ for (const dialect of DIALECTS) {
       const forged = await store.statistics.report({ accountId: alice, documentId: theirs, range: RANGE });
       assert.equal(forged.totals.views, 0);
       assert.deepEqual(forged.depth, []);
+      const year = await store.statistics.report({ accountId: alice, range: { from: "2026-01-01", to: "2026-12-31" } });
+      assert.deepEqual(year.topDocuments.map((d) => d.documentId), all.topDocuments.map((d) => d.documentId), "by months over a long period, alike");
+      assert.equal(year.totals.views, all.totals.views);
       const bobs = await store.statistics.report({ accountId: bob, range: RANGE });
       assert.equal(bobs.totals.views, 1);
     });
 
     test("events for a document deleted meanwhile are dropped; deleting a document deletes its statistics", async () => {
       const doc = await insertDoc(store, alice, "alice", 2);
-      await store.statistics.record([view(doc, "d1"), { kind: "impressions", documentId: doc, at: T0, count: 1 }]);
+      const accountBefore = (await store.statistics.report({ accountId: alice, range: RANGE })).totals;
+      await store.statistics.record([view(doc, "d1", T0, { referrerHost: "gone.example" }), { kind: "impressions", documentId: doc, at: T0, count: 1 }]);
+      const accountWith = await store.statistics.report({ accountId: alice, range: RANGE });
+      assert.equal(accountWith.totals.views, accountBefore.views + 1);
+      assert.ok(accountWith.referrers.some((r) => r.host === "gone.example"));
       const name = (await store.db.selectFrom("documents").select("name").where("documentId", "=", doc).executeTakeFirstOrThrow()).name;
       await store.documents.deleteByNames(alice, [name]);
-      for (const table of ["statDays", "statPages", "statReferrers", "statReaders"] as const) {
+      const accountAfter = await store.statistics.report({ accountId: alice, range: RANGE });
+      assert.deepEqual(accountAfter.totals, accountBefore, "the account's figures lose the document's");
+      assert.ok(!accountAfter.referrers.some((r) => r.host === "gone.example"));
+      for (const table of ["statDays", "statPages", "statReferrers", "statReaders", "statMonths"] as const) {
         const rows = await store.db.selectFrom(table).select("documentId").where("documentId", "=", doc).execute();
         assert.equal(rows.length, 0, table);
       }

@@ -104,7 +104,9 @@ ${report.referrers.map((r) => html`<tr><td>${r.host || "Direct, or not said"}</t
 }
 
 function topTable(report: StatsReport, range: RangeKey): Html {
+  const months = report.months.from === report.months.to ? report.months.from : `${report.months.from} to ${report.months.to}`;
   return html`<h2>Top documents</h2>
+<p class="stats-period">By views over the whole months this period touches (${report.range.from === ALL_TIME_FROM ? "all of them" : months}).</p>
 ${report.topDocuments.length === 0
     ? html`<p>No document was viewed in this period.</p>`
     : html`<table class="stats-list">
