@@ -19,6 +19,7 @@ import { benchSearch } from "./search.ts";
 import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
 import { benchStartup } from "./startup.ts";
+import { benchV2 } from "./v2.ts";
 import { benchStats } from "./stats.ts";
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   reader: benchReader,
   reading: benchReading,
   startup: benchStartup,
+  v2: benchV2,
   stats: benchStats,
 };
 

@@ -14,6 +14,7 @@ import { guardedSpool } from "./uploads/disk-guard.ts";
 import { registerAppRoutes } from "./web/app/app-plugin.ts";
 import { CSP_REPORT_PATH } from "./web/web-headers.ts";
 import { registerWebRoutes } from "./web/web-routes.ts";
+import { registerV2Routes } from "./api/v2/v2-plugin.ts";
 
 export interface AppOptions {
   deps: ApiDeps;
@@ -109,6 +110,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
   if (!opts.uploadOnly) {
+    // The current Issuu API beside v1 (decisions §14): bearer tokens, JSON, its own parsers.
+    await registerV2Routes(app, { ...uploadDeps, tempPath: () => opts.spool.tempPath() });
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
     await registerAppRoutes(app, { ...uploadDeps, spool, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
     await registerWebRoutes(app, opts.deps);

@@ -10,6 +10,7 @@ import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
+import { publishScheduledHandler } from "./jobs/publish-scheduled.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
 import { sweepWebhookDeliveries, webhookDeliveryHandler, webhookDeliverySettings } from "./jobs/webhook-delivery.ts";
@@ -120,6 +121,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     "convert-pages": convertPagesHandler(convert),
     "webhook-delivery": webhookDeliveryHandler({ store: services.store, log: opts.log, ...webhookDeliverySettings(config) }),
     "index-text": indexTextHandler({ store: services.store, blobs: services.blobs }),
+    // A v2 draft published at its scheduledTime (decisions §14).
+    "publish-scheduled": publishScheduledHandler({ store: services.store }),
   } satisfies Record<JobKind, JobHandler>;
 }
 

@@ -1,4 +1,5 @@
 import { newApiToken } from "../domain/accounts.ts";
+import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../domain/bearer-tokens.ts";
 import { hashPassword, passwordProblem } from "../domain/passwords.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
@@ -72,6 +73,24 @@ export async function addKey(store: Store, username: string): Promise<NewCredent
   return { username, apiKey, apiSecret };
 }
 
+/** A v2 bearer token for the account (decisions §14): answered once, only its hash is kept. */
+export async function createToken(store: Store, username: string): Promise<string> {
+  const token = newBearerToken();
+  if (!(await store.apiTokens.create(username, bearerTokenHash(token), bearerTokenPrefix(token), Date.now()))) throw new Error(`no account ${username}`);
+  return token;
+}
+
+/** Revokes a v2 token given whole, or by the prefix `accounts list` shows when exactly one token has it. */
+export async function revokeToken(store: Store, tokenOrPrefix: string): Promise<string> {
+  if (tokenOrPrefix.length > TOKEN_PREFIX_LENGTH) {
+    if (await store.apiTokens.revokeHash(bearerTokenHash(tokenOrPrefix))) return `revoked ${bearerTokenPrefix(tokenOrPrefix)}`;
+    throw new Error("no such token");
+  }
+  const n = await store.apiTokens.revokePrefix(tokenOrPrefix);
+  if (n === 1) return `revoked ${tokenOrPrefix}`;
+  throw new Error(n === 0 ? `no token ${tokenOrPrefix}` : `${n} tokens start with ${tokenOrPrefix}: give the whole token`);
+}
+
 export function printCredentials(c: NewCredentials, out: NodeJS.WritableStream = process.stdout): void {
   out.write(`username:  ${c.username}\napiKey:    ${c.apiKey}\napiSecret: ${c.apiSecret}\n`);
 }
@@ -103,6 +122,23 @@ export async function accountsCommand(store: Store, args: string[], opts: { pass
       for (const a of await store.accounts.list()) {
         process.stdout.write(`${a.username}\t${new Date(a.createdAt).toISOString()}\t${a.activeKeys.join(",") || "(no active key)"}\n`);
       }
+      for (const t of await store.apiTokens.list()) {
+        const used = t.lastUsedAt === null ? "never used" : `last used ${new Date(t.lastUsedAt).toISOString()}`;
+        process.stdout.write(`token ${t.prefix}…\t${t.username}\tcreated ${new Date(t.createdAt).toISOString()}\t${used}\n`);
+      }
+      return 0;
+    case "create-token":
+      if (!arg) break;
+      process.stdout.write(`token: ${await createToken(store, arg)}\n`);
+      return 0;
+    case "revoke-token":
+      if (!arg) break;
+      try {
+        process.stdout.write(`${await revokeToken(store, arg)}\n`);
+      } catch (err) {
+        process.stderr.write(`${(err as Error).message}\n`);
+        return 1;
+      }
       return 0;
     case "revoke-key":
       if (!arg) break;
@@ -132,6 +168,6 @@ export async function accountsCommand(store: Store, args: string[], opts: { pass
       return c.unreadable + c.changedMeanwhile + w.unreadable + w.changedMeanwhile === 0 ? 0 : 1;
     }
   }
-  process.stderr.write("usage: quire accounts create <username> [--password] | set-password <username> | add-key <username> | list | revoke-key <apiKey> | reseal\n");
+  process.stderr.write("usage: quire accounts create <username> [--password] | set-password <username> | add-key <username> | list | revoke-key <apiKey> | create-token <username> | revoke-token <token-or-prefix> | reseal\n");
   return 2;
 }

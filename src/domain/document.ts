@@ -3,7 +3,11 @@ import { typeClaimedByName, type OrgDocType, type RecordedDocType } from "./form
 import { isXmlSafe } from "./values.ts";
 import { NO_RATINGS, type RatingCounts } from "./comments.ts";
 
-export type DocumentState = "P" | "A" | "F";
+/**
+ * P processing, A published, F failed; D a v2 draft not being converted (converted, or with no file
+ * yet): only v2 answers ever show it (decisions §14).
+ */
+export type DocumentState = "P" | "A" | "F" | "D";
 export type DocumentOrigin = "apiupload" | "apislurp";
 export type Access = "public" | "private";
 
@@ -52,6 +56,8 @@ export interface DocumentRecord {
   commentsVersion: number;
   /** How many approved comments it has (shown under the reader while comments are allowed). */
   commentsShown: number;
+  /** A v2 draft not published yet (decisions §14): never public, never in v1 lists. Absent: false. */
+  draft?: boolean;
 }
 
 /** What the caller may set at upload (the parameter table of interface §4.2, decisions §4). */

@@ -18,11 +18,12 @@ export function toRow(d: DocumentRecord): Row {
     coverHeight: d.coverHeight, errorCode: d.errorCode, errorMessage: d.errorMessage, blobId: d.blobId,
     originalSize: d.originalSize, stars1: d.ratingCounts[0], stars2: d.ratingCounts[1], stars3: d.ratingCounts[2],
     stars4: d.ratingCounts[3], stars5: d.ratingCounts[4], commentsVersion: d.commentsVersion, commentsShown: d.commentsShown,
+    draft: d.draft === true ? 1 : 0,
   };
 }
 
 export function fromRow(row: Row & { username: string }): DocumentRecord {
-  const { stars1, stars2, stars3, stars4, stars5, ...r } = row;
+  const { stars1, stars2, stars3, stars4, stars5, draft, ...r } = row;
   return {
     ...r,
     ratingCounts: [stars1, stars2, stars3, stars4, stars5],
@@ -34,5 +35,7 @@ export function fromRow(row: Row & { username: string }): DocumentRecord {
     ratingsAllowed: r.ratingsAllowed === 1,
     downloadable: r.downloadable === 1,
     explicit: r.explicit === 1,
+    // Only a v2 draft carries the flag: every other record reads as it did before v2.
+    ...(draft === 1 ? { draft: true } : {}),
   };
 }

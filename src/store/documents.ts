@@ -30,6 +30,10 @@ export interface DocumentListQuery {
   orgDocTypes?: readonly RecordedDocType[];
   origins?: readonly DocumentOrigin[];
   orgDocName?: string;
+  /** v2 (decisions §14): true lists only unpublished drafts; absent or false, only documents that are not (v1 and the app). */
+  drafts?: boolean;
+  /** v2's `q`: a case-insensitive substring of the title or the description. */
+  text?: string;
   sortBy: DocumentSortField;
   order: "asc" | "desc";
   startIndex: number;
@@ -89,6 +93,16 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     if (q.orgDocTypes?.length) query = query.where("documents.orgDocType", "in", [...q.orgDocTypes]);
     if (q.origins?.length) query = query.where("documents.origin", "in", [...q.origins]);
     if (q.orgDocName !== undefined) query = query.where("documents.orgDocName", "=", q.orgDocName);
+    query = query.where("documents.draft", "=", q.drafts === true ? 1 : 0);
+    if (q.text !== undefined && q.text !== "") {
+      const pattern = `%${q.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where((w) =>
+        w.or([
+          sql<boolean>`lower(documents.title) like ${pattern} escape '\\'`,
+          sql<boolean>`lower(documents.description) like ${pattern} escape '\\'`,
+        ]),
+      );
+    }
     return query;
   };
 
@@ -125,7 +139,8 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       const activated = await trx
         .updateTable("documents")
         .set({
-          state: "A",
+          // A v2 draft is converted but not published (decisions §14): D until its publish.
+          state: sql<"A" | "D">`case when draft = 1 then 'D' else 'A' end`,
           pageCount: result.pageCount,
           coverWidth: result.coverWidth,
           coverHeight: result.coverHeight,
@@ -134,18 +149,21 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
             ? { description: sql<string>`case when description_given = 1 then description else ${result.description} end` }
             : {}),
           ...(result.name !== undefined
-            ? { name: sql<string>`case when name_given = 1 or access <> 'public' then name else ${result.name} end` }
+            ? { name: sql<string>`case when name_given = 1 or access <> 'public' or draft = 1 then name else ${result.name} end` }
             : {}),
           updatedAt: now,
         })
         .where("documentId", "=", documentId)
         .where("state", "=", "P")
-        .returning(["accountId", "title", "description", "folderIds"])
+        .returning(["accountId", "title", "description", "folderIds", "draft"])
         .executeTakeFirst();
       if (!activated) return false;
       const folderIds = JSON.parse(activated.folderIds) as string[];
       await bookmarksRepo(trx).addForActivatedDocument(trx, { documentId, ...activated }, folderIds, now);
-      await recordDocumentEvent(trx, { event: "document.active", accountId: activated.accountId, now }, () => recordsIn(trx, [documentId]));
+      // A draft's `document.active` is recorded when it is published (publishDraft).
+      if (activated.draft !== 1) {
+        await recordDocumentEvent(trx, { event: "document.active", accountId: activated.accountId, now }, () => recordsIn(trx, [documentId]));
+      }
       // Findable the moment it is A: indexed in the transaction that publishes it.
       if (result.pageTexts) await index.indexPublished(trx, documentId, result.pageTexts);
       else await index.indexFields(trx, documentId);
@@ -347,5 +365,76 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     },
 
     getById,
+
+    /** A v2 draft with no file (decisions §14): the record alone, in state D, no job. */
+    async insertDraft(doc: DocumentRecord): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto("documents").values(toRow({ ...doc, draft: true, state: "D" })).execute();
+        await index.indexFields(trx, doc.documentId);
+      });
+    },
+
+    /**
+     * A new original for a v2 draft that is not converting (D or F): the record points at it and
+     * goes back to P with a conversion job, in one transaction. Answers the blobId it replaced,
+     * whose files the caller deletes; undefined when the document is no draft of the account, or converting.
+     */
+    async replaceDraftOriginal(
+      accountId: number,
+      documentId: string,
+      source: Pick<DocumentRecord, "origin" | "orgDocType" | "orgDocName" | "slurpUrl" | "originalSize" | "blobId">,
+      now: number,
+      requestId?: string,
+    ): Promise<{ previousBlobId: string } | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom("documents").select(["blobId", "state"])
+          .where("accountId", "=", accountId).where("documentId", "=", documentId).where("draft", "=", 1)
+          .executeTakeFirst();
+        if (!before || before.state === "P") return undefined;
+        const r = await trx
+          .updateTable("documents")
+          .set({
+            origin: source.origin, orgDocType: source.orgDocType, orgDocName: source.orgDocName, slurpUrl: source.slurpUrl,
+            originalSize: source.originalSize, blobId: source.blobId, state: "P", pageCount: 0, coverWidth: 0, coverHeight: 0, errorCode: 0, errorMessage: "", updatedAt: now })
+          .where("documentId", "=", documentId).where("state", "=", before.state).where("draft", "=", 1)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return undefined;
+        await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();
+        await trx
+          .insertInto("jobs")
+          .values({
+            kind: "convert-document", documentId, accountId, state: "queued", attempts: 0, runAt: now,
+            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
+          })
+          .execute();
+        return { previousBlobId: before.blobId };
+      });
+    },
+
+    /**
+     * D -> A for a converted v2 draft, with the fields its publish sets, and its `document.active`
+     * event, in one transaction guarded by the state; not-found when it is no converted draft, name
+     * taken when another document took the name meanwhile.
+     */
+    async publishDraft(accountId: number, documentId: string, patch: DocumentPatch): Promise<DocumentWrite> {
+      try {
+        return await db.transaction().execute(async (trx): Promise<DocumentWrite> => {
+          const r = await trx
+            .updateTable("documents")
+            .set({ ...patch, state: "A", draft: 0 })
+            .where("accountId", "=", accountId).where("documentId", "=", documentId)
+            .where("draft", "=", 1).where("state", "=", "D")
+            .executeTakeFirst();
+          if (Number(r.numUpdatedRows) !== 1) return { ok: false, reason: "not-found" };
+          if (INDEXED_FIELDS.some((f) => patch[f] !== undefined)) await index.indexFields(trx, documentId);
+          await recordDocumentEvent(trx, { event: "document.active", accountId, now: patch.updatedAt }, () => recordsIn(trx, [documentId]));
+          return { ok: true };
+        });
+      } catch (err) {
+        if (dialect.isUniqueViolation(err)) return { ok: false, reason: "name-taken" };
+        throw err;
+      }
+    },
   };
 }

@@ -3,6 +3,13 @@ import { Migrator, sql, type ColumnDefinitionBuilder, type CreateTableBuilder, t
 import type { StoreDialect } from "./dialects/dialect.ts";
 import { backfillSearch } from "./search-backfill.ts";
 
+/** Whether a table has a column (so a migration adding it may run again). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function hasColumn(db: Kysely<any>, table: string, column: string): Promise<boolean> {
+  const tables = await db.introspection.getTables();
+  return tables.some((t) => t.name === table && t.columns.some((c) => c.name === column));
+}
+
 /** One schema for both dialects; times are epoch ms in bigint, booleans 0/1 integers. */
 function migrations(dialect: StoreDialect): Record<string, Migration> {
   return {
@@ -473,6 +480,40 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         // and svc.document_comments.list: an account's (or a document's) by state and time.
         await db.schema.createIndex("document_comments_document").on("document_comments").columns(["document_id", "state", "created_at", "comment_id"]).execute();
         await db.schema.createIndex("document_comments_account").on("document_comments").columns(["account_id", "state", "created_at", "comment_id"]).execute();
+      },
+    },
+    "0015_v2": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Safe to run again (as the tests of older migrations do, re-running all from theirs on).
+        // The v2 API (decisions §14): bearer tokens, stored as the SHA-256 of the token only.
+        await db.schema
+          .createTable("api_tokens")
+          .ifNotExists()
+          .addColumn("token_hash", "text", (c) => c.primaryKey())
+          .addColumn("prefix", "text", (c) => c.notNull())
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("last_used_at", "bigint")
+          .execute();
+        await db.schema.createIndex("api_tokens_account").ifNotExists().on("api_tokens").column("account_id").execute();
+        // A v2 draft is a document not published yet: never public, never in v1 lists.
+        if (!(await hasColumn(db, "documents", "draft"))) {
+          await db.schema.alterTable("documents").addColumn("draft", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        }
+        // What only v2 knows of a document: its v2 fields, the edits staged until the next publish, a scheduled publish.
+        await db.schema
+          .createTable("document_v2")
+          .ifNotExists()
+          .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
+          .addColumn("info", "text", (c) => c.notNull())
+          .addColumn("changes", "text")
+          .addColumn("scheduled_at", "bigint")
+          .execute();
+        // Stacks are folders; v2 gives them an access type.
+        if (!(await hasColumn(db, "folders", "access_type"))) {
+          await db.schema.alterTable("folders").addColumn("access_type", "text", (c) => c.notNull().defaultTo("PUBLIC")).execute();
+        }
       },
     },
   };

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sql, type Kysely } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
+import { apiTokensRepo } from "./api-tokens.ts";
+import { documentV2Repo } from "./document-v2.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
@@ -53,6 +55,10 @@ export interface Store {
   /** Readers' comments and ratings (decisions §16, migration 0014). */
   readonly comments: ReturnType<typeof documentCommentsRepo>;
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
+  /** v2 bearer tokens (migration 0015). */
+  readonly apiTokens: ReturnType<typeof apiTokensRepo>;
+  /** What only v2 knows of documents, and stacks' access types (migration 0015). */
+  readonly documentV2: ReturnType<typeof documentV2Repo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
   readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /**
@@ -132,6 +138,8 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     isUnavailable: (err) => dialect.isUnavailable(err),
     comments: documentCommentsRepo(db),
     ratings: documentRatingsRepo(db),
+    apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
+    documentV2: documentV2Repo(db),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
     statistics: statisticsRepo(db, dialect.name),

@@ -14,7 +14,9 @@ export function publicPagesRepo(db: Kysely<Database>) {
       .innerJoin("accounts", "accounts.id", "documents.accountId")
       .selectAll("documents")
       .select("accounts.username")
-      .where("accounts.username", "=", username);
+      .where("accounts.username", "=", username)
+      // A v2 draft is never public, not even at its documentId (decisions §14).
+      .where("documents.draft", "=", 0);
 
   return {
     async accountByUsername(username: string): Promise<{ id: number; username: string } | undefined> {

@@ -88,6 +88,29 @@ export interface DocumentsTable {
   commentsVersion: number;
   /** How many of its comments are approved (migration 0014): the reader's count without counting rows. */
   commentsShown: number;
+  /** 1 while a v2 draft is not published (migration 0015): never public, never in v1 lists. */
+  draft: ColumnType<number, number | undefined, number>;
+}
+
+/** A v2 bearer token (migration 0015, decisions §14): only its SHA-256 is kept. */
+export interface ApiTokensTable {
+  tokenHash: string;
+  /** The token's first characters, to tell tokens apart in lists. */
+  prefix: string;
+  accountId: number;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** What only the v2 API knows of a document (migration 0015). */
+export interface DocumentV2Table {
+  documentId: string;
+  /** JSON: preview, type, showDetectedLinks, isCopyrightConfirmed. */
+  info: string;
+  /** JSON of the edits to a published document staged until its next publish; null when none. */
+  changes: string | null;
+  /** When a scheduled publish is due (epoch ms); null when none. */
+  scheduledAt: number | null;
 }
 
 export interface FoldersTable {
@@ -97,6 +120,8 @@ export interface FoldersTable {
   description: string;
   createdAt: number;
   updatedAt: number;
+  /** v2 stacks' `PUBLIC` or `UNLISTED` (migration 0015). */
+  accessType: ColumnType<string, string | undefined, string>;
 }
 
 export interface JobsTable {
@@ -339,6 +364,8 @@ export interface Database {
   appSecrets: AppSecretsTable;
   documentRatings: DocumentRatingsTable;
   documentComments: DocumentCommentsTable;
+  apiTokens: ApiTokensTable;
+  documentV2: DocumentV2Table;
   dailySalts: DailySaltsTable;
   statDays: StatDaysTable;
   statPages: StatPagesTable;

@@ -58,6 +58,8 @@ export interface NewDocument {
   now: number;
   /** The request that enqueued the conversion, kept with its job. */
   requestId?: string;
+  /** A v2 draft (decisions §14): converted, then left unpublished until its publish. */
+  draft?: boolean;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function createDocument(deps: UploadDeps, doc: NewDocument): Promis
     doc.options,
     doc.now,
   );
+  if (doc.draft === true) record.draft = true;
   const originalKey = blobKeys.original(blobId);
   if (doc.spooledPath !== undefined) await deps.blobs.putFile(originalKey, doc.spooledPath);
   let inserted;

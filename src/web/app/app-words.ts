@@ -2,7 +2,7 @@ import { CATEGORIES, DOCUMENT_TYPES } from "../../domain/codes.ts";
 import type { DocumentRecord, DocumentState } from "../../domain/document.ts";
 
 /** A document's state for people (decisions §6). */
-export const STATE_LABELS: Readonly<Record<DocumentState, string>> = { P: "Processing", A: "Published", F: "Failed" };
+export const STATE_LABELS: Readonly<Record<DocumentState, string>> = { P: "Processing", A: "Published", F: "Failed", D: "Draft (v2, not published)" };
 
 /** Why a document failed, in words: the record's own sentence, else one from its code (decisions §6). */
 const FAILURE_WORDS: Readonly<Record<number, string>> = {

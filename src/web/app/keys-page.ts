@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { newApiToken } from "../../domain/accounts.ts";
+import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../../domain/bearer-tokens.ts";
 import { html, type Html } from "../html.ts";
 import { publicOrigin } from "../public-origin.ts";
 import { accountOf, field, type AppContext } from "./app-context.ts";
@@ -26,9 +27,10 @@ function copyable(id: string, label: string, value: string): Html {
   return html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd><dd><button type="button" class="copy" data-copy="${id}">Copy<span class="sr-only"> ${label}</span></button></dd>`;
 }
 
-async function keysView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { created?: { apiKey: string; apiSecret: string }; notice?: string; error?: string; status?: number }) {
+async function keysView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { created?: { apiKey: string; apiSecret: string }; createdToken?: string; notice?: string; error?: string; status?: number }) {
   const account = accountOf(req);
   const keys = await ctx.store.accounts.keysOf(account.id);
+  const tokens = await ctx.store.apiTokens.listOf(account.id);
   const e = endpoints(ctx, req);
   return sendAppPage(ctx, req, reply, { title: "API keys", section: "keys" }, (csrf) => html`<h1>API keys</h1>
 ${noticeBox(opts.notice)}
@@ -56,6 +58,27 @@ ${keys.map((k) => html`<tr>
 </tr>`)}
 </tbody>
 </table>`}
+<h2 id="tokens">Tokens for the v2 API</h2>
+<p>Today's Issuu clients (the v2 API at <code>${e.normal.replace(/\/1_0$/, "/v2/")}</code>) send a bearer token instead of a signature.</p>
+${opts.createdToken && html`<section class="secret" aria-labelledby="new-token">
+<h3 id="new-token" tabindex="-1">Your new token</h3>
+<p><strong>Copy it now: it is shown only this once.</strong></p>
+<dl>${copyable("new-token-value", "Token", opts.createdToken)}</dl>
+</section>`}
+<form method="post" action="${APP_BASE}/keys/tokens" class="add-key">${csrfField(csrf)}<button type="submit" class="primary">Make a token</button></form>
+${tokens.length === 0
+    ? html`<p>No token yet.</p>`
+    : html`<table class="keys">
+<thead><tr><th scope="col">Token</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+<tbody>
+${tokens.map((t) => html`<tr>
+<td><code>${t.prefix}…</code></td>
+<td>${shortDate(t.createdAt)}</td>
+<td>${t.lastUsedAt === null ? "Never" : shortDate(t.lastUsedAt)}</td>
+<td><form method="post" action="${APP_BASE}/keys/tokens/revoke" data-confirm="Revoke this token? Programs using it stop working at once.">${csrfField(csrf)}<input type="hidden" name="prefix" value="${t.prefix}"><button type="submit" class="danger">Revoke<span class="sr-only"> token ${t.prefix}</span></button></form></td>
+</tr>`)}
+</tbody>
+</table>`}
 <h2>Settings for your programs</h2>
 <dl class="settings">
 <dt>Endpoint</dt><dd><code>${e.normal}</code></dd>
@@ -68,7 +91,10 @@ ${keys.map((k) => html`<tr>
 
 /** The account's API keys (issue 14 item 6): list, add (the secret shown once), revoke. */
 export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void {
-  scope.get("/keys", async (req, reply) => keysView(ctx, req, reply, { notice: field(req.query, "done") === "revoked" ? "The key was revoked." : undefined }));
+  scope.get("/keys", async (req, reply) => {
+    const done = field(req.query, "done");
+    return keysView(ctx, req, reply, { notice: done === "revoked" ? "The key was revoked." : done === "token-revoked" ? "The token was revoked." : undefined });
+  });
 
   scope.post("/keys", async (req, reply) => {
     const apiKey = newApiToken();
@@ -76,6 +102,21 @@ export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void 
     await ctx.store.accounts.addKeyTo(accountOf(req).id, apiKey, apiSecret, Date.now());
     // Answered here, never stored in a session or an address: the only time the secret is shown.
     return keysView(ctx, req, reply, { created: { apiKey, apiSecret }, status: 201 });
+  });
+
+  // v2 bearer tokens (decisions §14): made here or by `quire accounts create-token`, shown once, stored hashed.
+  scope.post("/keys/tokens", async (req, reply) => {
+    const token = newBearerToken();
+    await ctx.store.apiTokens.createFor(accountOf(req).id, bearerTokenHash(token), bearerTokenPrefix(token), Date.now());
+    return keysView(ctx, req, reply, { createdToken: token, status: 201 });
+  });
+
+  scope.post("/keys/tokens/revoke", async (req, reply) => {
+    const prefix = field(req.body, "prefix") ?? "";
+    // Only one of the account's own tokens: another account's prefix is as if it did not exist.
+    const revoked = prefix.length === TOKEN_PREFIX_LENGTH && (await ctx.store.apiTokens.revokePrefix(prefix, accountOf(req).id)) === 1;
+    if (!revoked) return keysView(ctx, req, reply, { error: "This token does not exist or is revoked already.", status: 404 });
+    return reply.redirect(`${APP_BASE}/keys?done=token-revoked`, 303);
   });
 
   scope.post("/keys/revoke", async (req, reply) => {
