@@ -90,7 +90,7 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
         const text = String(body);
         // WordPress and PHP send an empty body or `[]` with this type (research §2.7 items 1-2).
         if (text.trim() === "") return done(null, {});
-        parseJson(req, text, (err, value) => {
+        void parseJson(req, text, (err, value) => {
           if (err) return done(err as Error);
           done(null, Array.isArray(value) && value.length === 0 ? {} : value);
         });
