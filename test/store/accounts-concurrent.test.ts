@@ -14,7 +14,7 @@ const pgSkip = await postgresUnavailable();
 const THREADS = 4;
 const THREAD = new URL("../helpers/create-account-thread.ts", import.meta.url).href;
 /** Registers tsx in the thread when Node cannot load TypeScript by itself, then imports `entry`. */
-const BOOT = new URL("../../src/web/text-worker-boot.mjs", import.meta.url);
+const BOOT = new URL("../../src/thread-boot.mjs", import.meta.url);
 
 function raceCreates(url: string, username: string): Promise<Array<{ id?: number | null; error?: string }>> {
   const start = new SharedArrayBuffer(4);
