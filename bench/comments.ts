@@ -38,7 +38,7 @@ async function seedComments(server: TestServer, doc: DocumentRecord, n: number):
 }
 
 export async function benchComments(): Promise<void> {
-  const server = await startTestServer({ QUIRE_COMMENTS_PER_ADDRESS: "1000000", QUIRE_RATINGS_PER_ADDRESS: "1000000" });
+  const server = await startTestServer({ QUIRE_COMMENTS_PER_ADDRESS: "1000000", QUIRE_RATINGS_PER_ADDRESS: "1000000", QUIRE_ANONYMOUS_PER_SECOND: "0" });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
   const { get, post } = sender(server.url, agent);
   try {
@@ -91,7 +91,7 @@ async function benchCommentBurst(): Promise<void> {
   );
   await store.db.insertInto("documents").values(toRow({ ...doc, state: "A", pageCount: 1 })).execute();
   await store.close();
-  const server = await startServerProcess(dataDir, { QUIRE_COMMENTS_PER_ADDRESS: "1000000" });
+  const server = await startServerProcess(dataDir, { QUIRE_COMMENTS_PER_ADDRESS: "1000000", QUIRE_ANONYMOUS_PER_SECOND: "0" });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
   const send = sender(server.url, agent);
   try {
