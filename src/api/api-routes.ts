@@ -130,18 +130,21 @@ async function handleApiRequest(
     // Gone before the answer: a client that sees the refusal never sees the spooled file.
     if (upload) await rm(upload.path, { force: true });
     let failure: QuireError;
+    const diskFull = err instanceof QuireError ? undefined : diskFullRefusalOf(err);
     if (err instanceof QuireError) {
       failure = err;
-    } else if (diskFullRefusalOf(err)) {
+    } else if (diskFull) {
       // The disk filled while this upload was spooled or stored: the machine's trouble, for now (as
       // the disk guard refuses new uploads), and nothing was kept.
       req.log.warn({ err }, "the data disk filled during an upload; answered 012");
-      failure = diskFullRefusalOf(err)!;
+      failure = diskFull;
     } else {
-      const unavailable = opts.deps.store.isUnavailable(err);
-      if (unavailable) req.log.warn({ err }, "the database is unavailable; answered 500");
-      else req.log.error({ err }, "unexpected failure");
-      if (unavailable) reply.header("retry-after", "5");
+      if (opts.deps.store.isUnavailable(err)) {
+        req.log.warn({ err }, "the database is unavailable; answered 500");
+        reply.header("retry-after", "5");
+      } else {
+        req.log.error({ err }, "unexpected failure");
+      }
       // Gone is told by the socket: Node marks a request `destroyed` as soon as its body is read,
       // so that flag would leave every POST that met an error unanswered.
       if (req.raw.socket?.destroyed ?? true) return reply;
