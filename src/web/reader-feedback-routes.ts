@@ -73,13 +73,7 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
   const commentLimit = new LeakyBuckets(deps.config.commentsPerAddress, FEEDBACK_WINDOW_MS);
   const ratingLimit = new LeakyBuckets(deps.config.ratingsPerAddress, FEEDBACK_WINDOW_MS);
   /** Whether this address may send one more now (and counts it when so). */
-  const allowed = (limit: LeakyBuckets, req: FastifyRequest) => {
-    const key = addressGroup(req.ip);
-    const now = Date.now();
-    if (limit.full(key, now)) return false;
-    limit.pour(key, now);
-    return true;
-  };
+  const allowed = (limit: LeakyBuckets, req: FastifyRequest) => limit.take(addressGroup(req.ip), Date.now());
 
   await web.register(async (scope) => {
     await scope.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
