@@ -64,19 +64,32 @@ function ourProcess(comm: string): number | undefined {
   return undefined;
 }
 
+/** Sends `signal` to `pid`; false when the process has already ended. */
+function signalled(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw err;
+  }
+}
+
 /** Uploads `path`, SIGSTOPs the first `comm` of its conversion, and answers the document once it left P. */
 async function stopDuringConversion(path: string, comm: string) {
   const id = await upload(path);
   let stopped: number | undefined;
-  for (let i = 0; stopped === undefined; i++) {
-    stopped = ourProcess(comm);
+  while (stopped === undefined) {
+    const found = ourProcess(comm);
+    // A conversion runs some programs more than once, briefly (tesseract's orientation pass before
+    // the page's, say): one seen may have ended before the signal reaches it, so look again.
+    if (found !== undefined && signalled(found, "SIGSTOP")) stopped = found;
     if (stopped === undefined) {
       const doc = await server.services.store.documents.getForConversion(id);
       assert.equal(doc?.state, "P", `${comm} was never seen running (the document ended first)`);
       await sleep(10);
     }
   }
-  process.kill(stopped, "SIGSTOP");
   const doc = await settled(server, id, 120_000);
   const jobs = await server.services.store.jobs.getForDocument(id);
   return { doc, jobs, stopped };
