@@ -175,7 +175,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
     await page.click("[data-action=zoom-out]");
     await page.click("[data-action=zoom-out]");
     await page.click("[data-action=fullscreen]");
-    await page.waitForFunction(() => document.fullscreenElement?.id === "reader");
+    await page.waitForFunction(() => document.fullscreenElement?.classList.contains("reader-body") === true);
     await page.click("[data-action=fullscreen]");
     await page.waitForFunction(() => document.fullscreenElement === null);
 
