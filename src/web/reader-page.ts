@@ -150,7 +150,7 @@ export function readerPage(v: ReaderView): Html {
     ? explicitNotice(v)
     : html`<div class="reader-body">
 ${toolbar(v)}
-<div class="stage" data-role="stage" tabindex="0" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
+<div class="stage" data-role="stage" tabindex="0" role="region" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
 ${thumbs(v)}
 </div>
 ${(!v.doc.explicit || v.consented) && v.feedback}`;

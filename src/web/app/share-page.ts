@@ -92,7 +92,12 @@ export function registerSharePage(scope: FastifyInstance, ctx: AppContext): void
 
   scope.get<{ Params: { id: string } }>("/documents/:id/share", async (req, reply) => {
     const doc = await sharable(req);
-    return show(req, reply, doc, { readerStartPage: 1, width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT });
+    // After "Make embed code" the form and its preview keep the page and size just chosen (the newest embed's).
+    const { items } = await store.embeds.list(accountOf(req).id, { documentId: doc.documentId, sortBy: "id", order: "desc", startIndex: 0, pageSize: 1 });
+    const last = items[0];
+    return show(req, reply, doc, last && last.readerStartPage <= doc.pageCount
+      ? { readerStartPage: last.readerStartPage, width: last.width, height: last.height }
+      : { readerStartPage: 1, width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT });
   });
 
   // As svc.document_embed.add: the same checks, the same record.

@@ -339,7 +339,7 @@
   function showHit() {
     const group = groupOf(current);
     hitAt = hitPages.findIndex((n) => group.includes(n));
-    for (const li of results.querySelectorAll("li[data-hit]")) {
+    for (const li of results ? results.querySelectorAll("li[data-hit]") : []) {
       if (Number(li.dataset.hit) === hitAt) {
         li.setAttribute("aria-current", "true");
         const list = li.parentElement;
@@ -415,7 +415,8 @@
     });
   }
 
-  results.addEventListener("click", (e) => {
+  // The embed has no search of its own.
+  if (results) results.addEventListener("click", (e) => {
     const b = e.target.closest("button[data-action]");
     if (!b) return;
     if (b.dataset.action === "next-hit") stepHit(1);
