@@ -71,7 +71,7 @@ ${embedList(v, csrf)}
 </section>
 <section aria-labelledby="preview-h">
 <h2 id="preview-h">Live preview</h2>
-<div class="share-preview"><iframe id="embed-preview" title="Preview of the embedded reader" src="${embedPath(doc)}?page=${shape.readerStartPage}" width="${shape.width}" height="${shape.height}"></iframe></div>
+<div class="share-preview" tabindex="0" role="region" aria-label="Preview at the chosen size (scrolls when wider than this column)"><iframe id="embed-preview" title="Preview of the embedded reader" src="${embedPath(doc)}?page=${shape.readerStartPage}" width="${shape.width}" height="${shape.height}"></iframe></div>
 </section>
 </div>
 <h2>As social sites show a link</h2>
