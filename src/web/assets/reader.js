@@ -357,12 +357,18 @@
       : [...hitPages].reverse().find((n) => n < group[0]) ?? hitPages[hitPages.length - 1];
     go(target);
   }
-  const button = (label, action, text) => {
+  /** A results button: its sign always shown, its word only where there is room (reader.css). */
+  const button = (label, action, sign, word) => {
     const b = document.createElement("button");
     b.type = "button";
     b.dataset.action = action;
-    b.textContent = text;
     b.setAttribute("aria-label", label);
+    b.title = label;
+    const w = document.createElement("span");
+    w.className = "button-word";
+    w.textContent = word || "";
+    if (action === "next-hit") b.append(w, sign);
+    else b.append(sign, w);
     return b;
   };
 
@@ -389,7 +395,7 @@
         if (hits.length) {
           hitStatus = document.createElement("span");
           hitStatus.className = "hit-status";
-          head.append(hitStatus, button("Previous match", "prev-hit", "‹ Previous"), button("Next match", "next-hit", "Next ›"));
+          head.append(hitStatus, button("Previous match", "prev-hit", "‹", " Previous"), button("Next match", "next-hit", "›", "Next "));
         }
         head.append(button("Close the search results", "close-results", "×"));
         const list = document.createElement("ol");
