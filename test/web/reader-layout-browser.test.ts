@@ -110,6 +110,17 @@ describe("the reader's layout, full screen, swipes and search in a real browser"
       assert.ok((await inFirstScreen(p, 1)).whole, `${name}: the details do not push the page away`);
       await p.click(".doc-details > summary");
       await p.locator(".doc-description").waitFor({ state: "hidden" });
+      // As a menu: Escape closes it (the focus back on its button), and so does a click elsewhere.
+      await p.click(".doc-details > summary");
+      await p.locator(".doc-description").waitFor({ state: "visible" });
+      await p.keyboard.press("Escape");
+      await p.locator(".doc-description").waitFor({ state: "hidden" });
+      assert.equal(await p.evaluate(() => document.activeElement?.tagName), "SUMMARY");
+      await p.click(".doc-details > summary");
+      await p.locator(".doc-description").waitFor({ state: "visible" });
+      await p.click(".doc-title");
+      await p.locator(".doc-description").waitFor({ state: "hidden" });
+      assert.equal(new URL(p.url()).pathname, new URL(url).pathname);
     }
   });
 

@@ -604,7 +604,18 @@
     if (!document.fullscreenElement) readerBody.classList.remove("controls");
     render(false);
   });
-  if (details) details.addEventListener("toggle", () => render(false));
+  if (details) {
+    details.addEventListener("toggle", () => render(false));
+    // Open over the pages, the panel closes as a menu does: Escape (back to its button) or a click elsewhere.
+    details.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || !details.open) return;
+      details.open = false;
+      details.querySelector("summary").focus();
+    });
+    document.addEventListener("click", (e) => {
+      if (details.open && !details.contains(e.target)) details.open = false;
+    });
+  }
   for (const f of figures) f.querySelector("img").addEventListener("load", () => render(false), { once: true });
 
   const fromHash = pageFromHash();
