@@ -30,6 +30,15 @@ export type StartOutcome =
 
 export type SwitchOutcome = { ok: true; previousBlobId: string } | { ok: false; reason: "superseded" | "gone" };
 
+/** Moves the record's `ep` forward (never back: an update in the same request may have moved it further). */
+async function touch(q: Kysely<Database>, documentId: string, now: number): Promise<void> {
+  await q
+    .updateTable("documents")
+    .set({ updatedAt: sql<number>`case when updated_at < ${now} then ${now} else updated_at + 1000 end` })
+    .where("documentId", "=", documentId)
+    .execute();
+}
+
 const toReplacement = (r: Selectable<DocumentReplacementsTable>): Replacement => ({ ...r });
 
 /**
@@ -71,7 +80,7 @@ export function documentReplacementsRepo(db: Kysely<Database>, dialect: Pick<Sto
         };
         await trx.insertInto("documentReplacements").values(row).execute();
         // Bumps the record's `ep`: v1 lists and the app's pages see that something changed.
-        await trx.updateTable("documents").set({ updatedAt: now }).where("documentId", "=", documentId).execute();
+        await touch(trx, documentId, now);
         return { ok: true, replacement: toReplacement(row), supersededBlobId: before?.blobId };
       });
     },
@@ -125,7 +134,7 @@ export function documentReplacementsRepo(db: Kysely<Database>, dialect: Pick<Sto
             ...(result.description !== undefined
               ? { description: sql<string>`case when description_given = 1 then description else ${result.description} end` }
               : {}),
-            updatedAt: now,
+            updatedAt: sql<number>`case when updated_at < ${now} then ${now} else updated_at + 1000 end`,
           })
           .where("documentId", "=", documentId).where("state", "=", "A")
           .execute();
@@ -145,7 +154,7 @@ export function documentReplacementsRepo(db: Kysely<Database>, dialect: Pick<Sto
         .returningAll()
         .executeTakeFirst();
       if (!r) return undefined;
-      await db.updateTable("documents").set({ updatedAt: now }).where("documentId", "=", documentId).execute();
+      await touch(db, documentId, now);
       return toReplacement(r);
     },
   };
