@@ -185,7 +185,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.equal(doc!.state, "A");
       assert.equal(doc!.blobId, first.blobId, "the old pages stay");
       assert.equal((await fetch(`${server.url}/tester/docs/broken-next/pages/read/1.${IMAGE_EXTENSION}`)).status, 200);
-      assert.ok(!(await blobFolders(server)).has(failed!.blobId), "nothing of the failed file is kept");
+      await until(async () => !(await blobFolders(server)).has(failed!.blobId), 10_000, "nothing of the failed file to be kept");
 
       const token = await tokenFor(server);
       const v2 = await v2Request(server, "GET", `publications/${documentId}`, { headers: { Authorization: `Bearer ${token}` } });
@@ -336,7 +336,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
           method: "POST",
           redirect: "manual",
           headers: { cookie: app.cookieHeader(), "content-type": `multipart/form-data; boundary=${boundary}` },
-          body: multipartBody(boundary, [fileField(file, "app.pdf")]),
+          body: new Uint8Array(multipartBody(boundary, [fileField(file, "app.pdf")])),
         });
       };
       assert.equal((await send(`/app/documents/${documentId}/replace`, THREE_PAGES)).status, 403, "no token, no change");
@@ -359,6 +359,6 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 
 function formWith(file: Buffer, name = "file.pdf"): FormData {
   const form = new FormData();
-  form.append("file", new Blob([file], { type: "application/pdf" }), name);
+  form.append("file", new Blob([new Uint8Array(file)], { type: "application/pdf" }), name);
   return form;
 }
