@@ -8,7 +8,7 @@ import { replaceDocumentFile } from "../../uploads/replace-file.ts";
 import { readUpload, type SpooledFile } from "../../uploads/upload-reader.ts";
 import { fileSource } from "../../uploads/upload-sources.ts";
 import { html, type Html } from "../html.ts";
-import { accountOf, field, type AppContext } from "./app-context.ts";
+import { field, type AppContext } from "./app-context.ts";
 import { describeFailure, errorBox } from "./app-errors.ts";
 import { APP_BASE } from "./app-layout.ts";
 import { formatSize } from "./upload-page.ts";
