@@ -183,7 +183,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metr
   const onUnknownKind = () => metrics.jobsFinished.inc({ outcome: "unknown_kind" });
   const sweepOnce = () =>
     Promise.all([
-      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
+      sweep({ store: services.store, blobs: services.blobs, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();

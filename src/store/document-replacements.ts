@@ -146,6 +146,32 @@ export function documentReplacementsRepo(db: Kysely<Database>, dialect: Pick<Sto
       });
     },
 
+    /**
+     * Replacements still converting whose job is gone or ended without them (a job of a kind an
+     * older worker failed unclaimed, a lost row): failed with code 9, so none stays converting for
+     * good. Answers their blobIds, whose files serve nobody now.
+     */
+    async failStranded(now: number, limit: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom("documentReplacements as r")
+        .select(["r.documentId", "r.jobId", "r.blobId"])
+        .where("r.state", "=", "P")
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("jobs as j").select("j.id").whereRef("j.id", "=", "r.jobId").where("j.state", "in", ["queued", "running"]))),
+        )
+        .limit(limit)
+        .execute();
+      const failed: string[] = [];
+      for (const r of rows) {
+        const done = await db
+          .updateTable("documentReplacements").set({ state: "F", errorCode: 9, errorMessage: "The conversion stopped unexpectedly.", updatedAt: now })
+          .where("documentId", "=", r.documentId).where("jobId", "=", r.jobId).where("state", "=", "P")
+          .executeTakeFirst();
+        if (Number(done.numUpdatedRows) === 1) failed.push(r.blobId);
+      }
+      return failed;
+    },
+
     /** The replacement failed for good: recorded on its row (the document keeps its pages); false when superseded or gone. */
     async markFailed(documentId: string, jobId: number, errorCode: number, errorMessage: string, now: number): Promise<Replacement | undefined> {
       const r = await db

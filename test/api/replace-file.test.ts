@@ -3,7 +3,9 @@ import { readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import pino from "pino";
 import { createAccount } from "../../src/cli/accounts-command.ts";
+import { sweep } from "../../src/jobs/sweeper.ts";
 import { call, callerOf } from "../helpers/api-client.ts";
 import { AppClient, givePassword, TEST_APP_ENV } from "../helpers/app-client.ts";
 import { postgresUnavailable } from "../helpers/dialects.ts";
@@ -167,6 +169,23 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const after = await server.services.store.documents.getById(first.accountId, documentId);
       assert.equal(after!.pageCount, 5);
       assert.equal(after!.orgDocName, "b.pdf");
+    });
+
+    test("a replacement whose job is lost (failed unclaimed, as an unknown kind is) is failed by the sweeper, its files removed", async () => {
+      await startWorker();
+      const documentId = await uploadPdf(server, ONE_PAGE, { name: "lost-job" });
+      const first = await settled(server, documentId, 60_000);
+      await stopWorker();
+      assert.equal(JSON.parse((await updateWithFile(server, server.account, { name: "lost-job" }, THREE_PAGES)).text).rsp.stat, "ok");
+      const r = await server.services.store.replacements.get(documentId);
+      await server.services.store.db.updateTable("jobs").set({ state: "failed" }).where("id", "=", r!.jobId).execute();
+      const report = await sweep({ store: server.services.store, blobs: server.services.blobs, log: pino({ level: "silent" }), jobKind: "convert-document", maxProcessingMs: 3_600_000 });
+      assert.equal(report.failed, 1);
+      const failed = await server.services.store.replacements.get(documentId);
+      assert.equal(failed!.state, "F");
+      assert.equal(failed!.errorCode, 9);
+      assert.ok(!(await blobFolders(server)).has(r!.blobId));
+      assert.equal((await server.services.store.documents.getById(first.accountId, documentId))!.blobId, first.blobId);
     });
 
     test("a new file that fails to convert: the old pages stay, and v1, v2 and the app say why", async () => {
