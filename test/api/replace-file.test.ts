@@ -93,6 +93,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const embed = await v1(server, "document_embed.add", { documentId, readerStartPage: "1", width: "400", height: "300" });
       const embedId = String(embed.documentEmbed.id);
       await stopWorker();
+      // Subscribers hear of the new pages as of the first ones (delivered or not: the delivery is written with the switch).
+      await v1(server, "webhook.set", { url: "https://hooks.example.com/quire", events: "document.active" });
 
       const r = await updateWithFile(server, server.account, { name: "manual", title: "Manual, 2nd edition" }, THREE_PAGES, "second.pdf");
       const rsp = JSON.parse(r.text).rsp;
@@ -142,6 +144,11 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.match(await embedPage.text(), /data-pages="3"/);
       const bookmarks = await v1(server, "bookmarks.list", { folderId });
       assert.ok(JSON.stringify(bookmarks).includes(documentId), "still in its folder");
+      const deliveries = await server.services.store.db.selectFrom("webhookDeliveries").select(["event", "body"]).where("documentId", "=", documentId).execute();
+      assert.equal(deliveries.length, 1);
+      assert.equal(deliveries[0]!.event, "document.active");
+      assert.match(deliveries[0]!.body, /"pageCount":3/);
+      await v1(server, "webhook.delete");
       const found = await v1(server, "documents.search", { q: "page 3 book" });
       assert.ok(JSON.stringify(found).includes(documentId), "the new text is searchable");
     });
