@@ -374,6 +374,22 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const shown = await app.get(ok.headers.get("location")!.replace(server.url, ""));
       assert.match(shown.body, /Readers see the current pages until the new ones are ready/);
       assert.match(shown.body, /data-replacement-state="P"/);
+      // Another account's publisher, with a valid token of its own session, finds no such document.
+      const otherName = `app${dialect.slice(0, 2)}`;
+      await createAccount(server.services.store, otherName);
+      await givePassword(server, otherName);
+      const intruder = new AppClient(server.url);
+      await intruder.signIn(otherName);
+      await intruder.get("/app/documents");
+      const boundary = newBoundary();
+      const foreign = await fetch(`${server.url}/app/documents/${documentId}/replace?_csrf=${encodeURIComponent(intruder.csrf)}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie: intruder.cookieHeader(), "content-type": `multipart/form-data; boundary=${boundary}` },
+        body: new Uint8Array(multipartBody(boundary, [fileField(FIVE_PAGES, "theirs.pdf")])),
+      });
+      assert.equal(foreign.status, 404, "another account's document");
+
       await startWorker();
       await replaced(documentId);
       const after = await server.services.store.documents.getById(first.accountId, documentId);
