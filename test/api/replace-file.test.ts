@@ -404,3 +404,27 @@ function formWith(file: Buffer, name = "file.pdf"): FormData {
   form.append("file", new Blob([new Uint8Array(file)], { type: "application/pdf" }), name);
   return form;
 }
+
+describe("a new file over the upload limit", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServerOn("sqlite", { QUIRE_MAX_UPLOAD_BYTES: "4000" });
+  });
+  after(() => server.close());
+
+  test("is 205 on file (a malformed parameter before it wins), through v1 and v2, and nothing is kept", async () => {
+    const documentId = await uploadPdf(server, ONE_PAGE, { name: "small" });
+    const big = Buffer.concat([THREE_PAGES, Buffer.alloc(8000, 32)]);
+    const before = await server.listBlobFiles();
+    const over = JSON.parse((await updateWithFile(server, server.account, { name: "small" }, big)).text).rsp;
+    assert.equal(`${over._content.error.code}/${over._content.error.field}`, "205/file");
+    const malformed = JSON.parse((await updateWithFile(server, server.account, { name: "small", language: "xx" }, big)).text).rsp;
+    assert.equal(`${malformed._content.error.code}/${malformed._content.error.field}`, "201/language");
+    const token = await tokenFor(server);
+    const v2 = await v2Request(server, "PATCH", `drafts/${documentId}/upload`, { headers: { Authorization: `Bearer ${token}` }, body: formWith(big) });
+    assert.equal(v2.status, 413);
+    assert.equal(await server.services.store.replacements.get(documentId), undefined);
+    await until(async () => (await server.listBlobFiles()).length === before.length, 5_000, "the spool to be removed");
+    assert.deepEqual(await server.listBlobFiles(), before);
+  });
+});
