@@ -157,7 +157,7 @@ ${(!v.doc.explicit || v.consented) && v.feedback}`;
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
     v.assets,
-    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
+    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
