@@ -1,0 +1,14 @@
+import type { StatEvent } from "../statistics.ts";
+
+/** What the event loop sends the statistics writer thread (sqlite-stats-writer.ts → sqlite-stats-worker.ts). */
+export interface StatsTask {
+  id: number;
+  events: StatEvent[];
+  /** Given: also delete what is kept only for its day (readers, salts) from days before this one (epoch ms). */
+  sweepBefore?: number;
+}
+
+/** What the thread answers: how many events counted, or why the batch was not written. */
+export type StatsAnswer =
+  | { id: number; ok: true; counted: number }
+  | { id: number; ok: false; message: string; code?: string };
