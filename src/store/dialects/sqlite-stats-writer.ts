@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { StatEvent } from "../statistics.ts";
-import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
+import { packStatEvents, transferablesOf, type StatsAnswer, type StatsTask } from "./sqlite-stats-messages.ts";
 
 /**
  * The statistics counter's batches written off the event loop. better-sqlite3 is synchronous: a
@@ -67,7 +67,8 @@ export function sqliteStatsWriter(file: string): SqliteStatsWriter {
       const written = new Promise<number>((resolve, reject) => {
         t.pending.set(id, { resolve, reject });
         t.worker.ref();
-        t.worker.postMessage({ id, events, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask);
+        const packed = packStatEvents(events);
+        t.worker.postMessage({ id, events: packed, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask, transferablesOf(packed));
       });
       const settled = written.then(nothing, nothing).finally(() => inflight.delete(settled));
       inflight.add(settled);
