@@ -1,13 +1,13 @@
-// A closed-loop HTTP load in a thread of its own (bench/stats.ts): `connections` keep-alive
+// A closed-loop HTTP load in a process of its own (bench/stats.ts): `connections` keep-alive
 // connections each send the next request as soon as the previous one is answered, for
 // `durationMs`, and every answer's latency is taken with the monotonic clock in microseconds
 // (autocannon's p99 is whole milliseconds, too coarse for a page answered in one or two).
 // Requests take their user agents from `userAgents` in turn.
-// Plain JavaScript: a worker thread needs no loader for it.
+// Plain JavaScript: the child needs no loader for it. Its own process, so that the processor time
+// of the bench's process is the servers' alone.
 import { Agent, request } from "node:http";
-import { parentPort, workerData } from "node:worker_threads";
 
-const { url, connections, durationMs, userAgents } = workerData;
+const { url, connections, durationMs, userAgents } = JSON.parse(process.argv[2]);
 let sent = 0;
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
 const latencies = [];
@@ -37,4 +37,4 @@ const lane = async () => {
 };
 await Promise.all(Array.from({ length: connections }, lane));
 agent.destroy();
-parentPort.postMessage({ latencies: Float64Array.from(latencies), failures, seconds: durationMs / 1000 });
+process.send({ latencies, failures, seconds: durationMs / 1000 }, () => process.disconnect());
