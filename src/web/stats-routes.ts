@@ -105,7 +105,7 @@ async function smallBody(req: FastifyRequest, max: number): Promise<string | und
 /**
  * Readership counting on the public pages (decisions §15): the beacon route, and what the reader,
  * download, profile and search routes call. Registered with one line by web-routes.ts; its buffer
- * is written every second and on the server's close.
+ * is written every half second and on the server's close.
  */
 export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): PublicCounting {
   const { store } = deps;
