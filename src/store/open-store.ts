@@ -146,7 +146,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     replacements: documentReplacementsRepo(db, dialect),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
-    statistics: statisticsRepo(db, dialect.name),
+    statistics: statisticsRepo(db, dialect.name, dialect.writeStatistics?.bind(dialect)),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
   };
