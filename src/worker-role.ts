@@ -9,6 +9,8 @@ import { CONVERT_DOCUMENT, type JobKind } from "./domain/job-kinds.ts";
 import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert-document.ts";
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
+import { pageVariantsHandler } from "./jobs/page-variants.ts";
+import { pageVariants } from "./page-variants.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
 import { publishScheduledHandler } from "./jobs/publish-scheduled.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
@@ -123,6 +125,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     "index-text": indexTextHandler({ store: services.store, blobs: services.blobs }),
     // A v2 draft published at its scheduledTime (decisions §14).
     "publish-scheduled": publishScheduledHandler({ store: services.store }),
+    // `quire pages reencode`: the reading variants of documents published before they existed.
+    "page-variants": pageVariantsHandler({ store: services.store, variants: pageVariants(services.blobs, { concurrency: 1 }) }),
   } satisfies Record<JobKind, JobHandler>;
 }
 

@@ -6,6 +6,7 @@
 import { createReadStream } from "node:fs";
 import { extname, join } from "node:path";
 import type { Logger } from "pino";
+import { pageVariants } from "../page-variants.ts";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { FetchOptions } from "../convert/fetch-url.ts";
@@ -121,6 +122,9 @@ export async function runPageStep(deps: ConvertDeps, input: PageStepInput): Prom
       await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(made[size]).slice(1)), made[size]);
     }
     covers = { width: made.width, height: made.height };
+    // Page 1 is every reader's first view: its variants are ready before anyone asks (the rest are made
+    // on request). One page's encodes, a few tens of milliseconds; after the upload of its master.
+    await pageVariants(deps.blobs, { concurrency: 1 }).makeAll(doc.blobId, 1);
   }
   const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds, range), {
     ...deps.ocr,
