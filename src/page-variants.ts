@@ -46,14 +46,22 @@ async function decode(master: Buffer, width: number, pageClass?: PageClass): Pro
   return { data, width: info.width, height: info.height, channels, pageClass: pageClass ?? classifyPage(sampled(data, channels), channels) };
 }
 
-/** The page's pixels encoded as `format`, by its class's encoding (PAGE_ENCODINGS). */
-export async function encodeVariant(d: Decoded, format: VariantFormat): Promise<Buffer> {
-  const enc = PAGE_ENCODINGS[d.pageClass];
+/** The page's pixels encoded as `format`, by its class's encoding (PAGE_ENCODINGS; `webpQuality` overrides it, for the bench's search). */
+export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuality?: number): Promise<Buffer> {
+  const enc = { ...PAGE_ENCODINGS[d.pageClass], ...(webpQuality === undefined ? {} : { webpQuality }) };
   let img = sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } });
   if (enc.grey && d.channels === 3) img = img.toColourspace("b-w");
   return format === "webp"
     ? img.webp({ quality: enc.webpQuality, preset: enc.preset }).toBuffer()
     : img.jpeg({ quality: FALLBACK_JPEG_QUALITY }).toBuffer();
+}
+
+/** One variant of a page from its master image: what a first request for it makes. */
+export async function variantOfMaster(master: Buffer, width: number, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; pageClass: PageClass }> {
+  // Small widths are judged at CLASS_WIDTH: at 200 px every line of text is a grey smudge.
+  const pageClass = width < CLASS_WIDTH ? (await decode(master, CLASS_WIDTH)).pageClass : undefined;
+  const d = await decode(master, width, pageClass);
+  return { body: await encodeVariant(d, format, webpQuality), pageClass: d.pageClass };
 }
 
 /** The class of a page, found from its master at the width it is judged at (small renderings blur text into mid tones). */
@@ -116,9 +124,7 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
       return gated(async () => {
         const master = await read(masterKey(blobId, page));
         if (!master) return undefined;
-        // Small widths are judged at CLASS_WIDTH: at 200 px every line of text is a grey smudge.
-        const pageClass = width < CLASS_WIDTH ? (await decode(master, CLASS_WIDTH)).pageClass : undefined;
-        const body = await encodeVariant(await decode(master, width, pageClass), format);
+        const { body } = await variantOfMaster(master, width, format);
         await store(key, body);
         return body;
       });

@@ -112,7 +112,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
     maxImagePixels: config.maxImagePixels,
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-    pageWidths: PAGE_WIDTHS,
+    // Thumbnails are variants of the reading size, made on request (src/page-variants.ts).
+    pageWidths: { read: PAGE_WIDTHS.read },
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
     renderProcesses: config.renderProcesses,
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },

@@ -43,9 +43,9 @@ export type PageClass = "text" | "grey" | "colour";
  * chroma costs nothing and a JPEG fallback is a one-channel JPEG.
  */
 export const PAGE_ENCODINGS: Record<PageClass, { webpQuality: number; preset: "text" | "photo" | "picture"; grey: boolean }> = {
-  text: { webpQuality: 78, preset: "text", grey: true },
-  grey: { webpQuality: 80, preset: "photo", grey: true },
-  colour: { webpQuality: 80, preset: "picture", grey: false },
+  text: { webpQuality: 85, preset: "text", grey: true },
+  grey: { webpQuality: 85, preset: "photo", grey: true },
+  colour: { webpQuality: 91, preset: "picture", grey: false },
 };
 /** The JPEG fallback's quality: today's, so a browser without WebP sees what it always saw. */
 export const FALLBACK_JPEG_QUALITY = 90;

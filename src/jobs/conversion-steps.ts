@@ -36,7 +36,8 @@ export interface ConvertDeps {
   pdfLimits: PdfLimits;
   /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
   textBounds?: TextBounds;
-  pageWidths: { thumb: number; read: number };
+  /** Without `thumb` (the worker's), thumbnails are made from the reading size when first asked for. */
+  pageWidths: { thumb?: number; read: number };
   /** Pages without a usable text layer are read by Tesseract with these settings. */
   ocr: OcrSettings;
   /** pdftoppm processes one conversion (or range) runs at once (QUIRE_RENDER_PROCESSES); the renderer's default when unset. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { Config } from "../config.ts";
-import { IMAGE_EXTENSION, IMAGE_MIME_TYPE, VARIANT_EXTENSION, VARIANT_MIME_TYPE } from "../domain/page-images.ts";
+import { IMAGE_EXTENSION, IMAGE_MIME_TYPE, THUMB_VARIANT_WIDTH, VARIANT_EXTENSION, VARIANT_MIME_TYPE } from "../domain/page-images.ts";
 import { pageVariants } from "../page-variants.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
@@ -296,7 +296,10 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         const doc = await findDoc(req.params);
         const n = Number(m[1]);
         if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
-        return sendDocBlob(req, reply, doc, blobKeys.page(doc.blobId, n, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
+        const key = blobKeys.page(doc.blobId, n, size, IMAGE_EXTENSION);
+        // Documents converted since issue 30 have no stored thumbnail: its old address gets the JPEG variant.
+        const thumbVariant = async () => (await variants.get(doc.blobId, n, THUMB_VARIANT_WIDTH, "jpeg"))?.body;
+        return sendDocBlob(req, reply, doc, key, IMAGE_MIME_TYPE, async () => (await blobOrMissing(key)) ?? (size === "thumb" ? thumbVariant() : undefined));
       },
     );
 

@@ -284,11 +284,14 @@ describe("public pages", { timeout: 120_000 }, () => {
   test("a page image missing from the blob store is a plain 404, not an error nor a cached image", async () => {
     const rec = (await fx.server.services.store.documents.getForConversion(doc.documentId))!;
     const n = READER_FIXTURE_PAGES;
-    await fx.server.services.blobs.delete(blobKeys.page(rec.blobId, n, "thumb", "jpg"));
-    const res = await get(`/${doc.username}/docs/${doc.name}/pages/thumb/${n}.jpg?v=x`);
-    assert.equal(res.status, 404);
-    assert.equal(res.headers.get("cache-control"), "no-cache");
-    assert.equal(res.headers.get("etag"), null);
+    // The master gone, nothing can be made from it either: its thumbnail and reading variants are missing too.
+    await fx.server.services.blobs.delete(blobKeys.page(rec.blobId, n, "read", "jpg"));
+    for (const path of [`pages/read/${n}.jpg?v=x`, `pages/thumb/${n}.jpg?v=x`, `pages/w800/${n}?v=x`, `pages/w200/${n}?v=x`]) {
+      const res = await get(`/${doc.username}/docs/${doc.name}/${path}`);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.headers.get("cache-control"), "no-cache", path);
+      assert.equal(res.headers.get("etag"), null, path);
+    }
     assert.equal((await get(`/${doc.username}/docs/${doc.name}/pages/thumb/1.jpg`)).status, 200, "the others still serve");
   });
 
