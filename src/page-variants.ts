@@ -41,7 +41,8 @@ function sampled(data: Buffer, channels: number): Uint8Array {
 /** The master decoded at `width` (a JPEG shrinks on load, so a small width costs little). */
 async function decode(master: Buffer, width: number, pageClass?: PageClass): Promise<Decoded> {
   // The master's pixel area was bounded when it was rendered (maxPagePixels).
-  const { data, info } = await sharp(master, { limitInputPixels: false }).resize({ width, withoutEnlargement: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  // fastShrinkOnLoad off: a JPEG shrunk while decoded (1/2, 1/4) loses fine text at 400 px (SSIM 0.97 where a plain resize keeps 0.99).
+  const { data, info } = await sharp(master, { limitInputPixels: false }).resize({ width, withoutEnlargement: true, fastShrinkOnLoad: false }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const channels = info.channels === 1 ? 1 : 3;
   return { data, width: info.width, height: info.height, channels, pageClass: pageClass ?? classifyPage(sampled(data, channels), channels) };
 }
