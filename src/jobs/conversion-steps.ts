@@ -125,7 +125,8 @@ export async function runPageStep(deps: ConvertDeps, input: PageStepInput): Prom
     covers = { width: made.width, height: made.height };
     // Page 1 is every reader's first view: its variants are ready before anyone asks (the rest are made
     // on request). One page's encodes, a few tens of milliseconds; after the upload of its master.
-    await pageVariants(deps.blobs, { concurrency: 1 }).makeAll(doc.blobId, 1);
+    // Never fails the conversion: a variant not made here is made on its first request.
+    await pageVariants(deps.blobs, { concurrency: 1 }).makeAll(doc.blobId, 1).catch(() => false);
   }
   const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds, range), {
     ...deps.ocr,

@@ -176,7 +176,7 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     assert.equal((await sharp(Buffer.from(await read.arrayBuffer())).metadata()).width, PAGE_WIDTHS.read);
     const context = await browser.newContext({ viewport: { width: 1366, height: 850 } });
     try {
-      const { page, images } = await opened(context, readerUrl(old));
+      const { images } = await opened(context, readerUrl(old));
       assert.ok(images.some((i) => /\/w\d+\/1$/.test(i.url) && i.type === "image/webp"), JSON.stringify(images));
     } finally {
       await context.close();
