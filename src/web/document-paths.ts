@@ -26,11 +26,11 @@ export const profilePath = (username: string) => `/${encodeURIComponent(username
 export const docPath = (d: Pick<PublicDoc, "username" | "name">) => `${profilePath(d.username)}/docs/${encodeURIComponent(d.name)}`;
 export const embedPath = (d: PublicDoc) => `${docPath(d)}/embed`;
 export const downloadPath = (d: PublicDoc) => `${docPath(d)}/download`;
-export const pagePath = (d: PublicDoc, size: PageSize, page: number) => `${docPath(d)}/pages/${size}/${page}.${IMAGE_EXTENSION}?v=${imageVersion(d.documentId)}`;
 /**
  * The one place page images' addresses are made (the reader's markup and, through its data, its
  * script): a page at one of the variant widths, in the format the browser's Accept asks for
- * (src/page-variants.ts). `pagePath` stays for the masters' old addresses, which keep working.
+ * (src/page-variants.ts). The masters' old addresses (`pages/read/N.jpg`, `pages/thumb/N.jpg`) keep
+ * working but are no longer written into pages.
  */
 export const pageImagePath = (d: PublicDoc, width: VariantWidth, page: number) => `${docPath(d)}/pages/w${width}/${page}?v=${imageVersion(d.documentId)}`;
 /** `srcset` of a page: every reading width, so a browser takes what its layout and density need. */
