@@ -187,7 +187,7 @@ async function costTable(dir: string): Promise<void> {
   const masters = made.filter((p) => p.size === "read");
   const t = cpuMs();
   for (const p of masters) await sharp(p.path).resize({ width: PAGE_WIDTHS.thumb }).jpeg({ quality: JPEG_QUALITY }).toBuffer();
-  rows.push(["  of which thumbnails (sharp, from the master)", cpuMs() - t]);
+  rows.push(["thumbnails alone (sharp, from the master): the part of \"step before\" moved out", cpuMs() - t]);
   const c = cpuMs();
   await renderCovers(BOOK, join(dir, "covers"), LIMITS, masters[0]);
   rows.push(["covers, once per document (from page 1's master)", cpuMs() - c]);
