@@ -1,7 +1,7 @@
 /**
  * The pipeline's page step on its own, for bench/convert.ts to run in a child process whose whole
  * process tree's CPU time bench/tree-cpu.py measures:
- * `tsx bench/page-step.ts PDF OUT_DIR PROCESSES` renders every page at both sizes, then the covers
+ * `tsx bench/page-step.ts PDF OUT_DIR PROCESSES` renders every page at the reading size, then the covers
  * from page 1, as src/jobs/convert-document.ts does. `tsx bench/page-step.ts --noop` only starts
  * and loads the same modules: the cost of starting, which the benchmark subtracts.
  */
@@ -14,6 +14,7 @@ export const STEP_LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, tim
 const [pdf, out, processes] = process.argv.slice(2);
 if (pdf !== "--noop") {
   if (!pdf || !out || !processes) throw new Error("usage: page-step.ts PDF OUT_DIR PROCESSES | --noop");
-  const made = await renderPages(pdf, join(out, "pages"), { widths: PAGE_WIDTHS, limits: STEP_LIMITS, processes: Number(processes) });
+  // As the worker does: the reading size only (thumbnails are variants made on request).
+  const made = await renderPages(pdf, join(out, "pages"), { widths: { read: PAGE_WIDTHS.read }, limits: STEP_LIMITS, processes: Number(processes) });
   await renderCovers(pdf, join(out, "covers"), STEP_LIMITS, made.find((p) => p.page === 1 && p.size === "read"));
 }

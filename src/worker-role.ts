@@ -9,6 +9,8 @@ import { CONVERT_DOCUMENT, type JobKind } from "./domain/job-kinds.ts";
 import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert-document.ts";
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
+import { pageVariantsHandler } from "./jobs/page-variants.ts";
+import { pageVariants } from "./page-variants.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
 import { replaceFileHandler } from "./jobs/replace-file.ts";
 import { publishScheduledHandler } from "./jobs/publish-scheduled.ts";
@@ -111,7 +113,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
     maxImagePixels: config.maxImagePixels,
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-    pageWidths: PAGE_WIDTHS,
+    // Thumbnails are variants of the reading size, made on request (src/page-variants.ts).
+    pageWidths: { read: PAGE_WIDTHS.read },
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
     renderProcesses: config.renderProcesses,
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
@@ -126,6 +129,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     "publish-scheduled": publishScheduledHandler({ store: services.store }),
     // A published document's new file, converted beside its pages (issue 26 item 5).
     "replace-file": replaceFileHandler(convert),
+    // `quire pages reencode`: the reading variants of documents published before they existed.
+    "page-variants": pageVariantsHandler({ store: services.store, variants: pageVariants(services.blobs, { concurrency: 1 }) }),
   } satisfies Record<JobKind, JobHandler>;
 }
 

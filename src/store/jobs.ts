@@ -164,6 +164,32 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         .execute();
     },
 
+    /**
+     * One `kind` job for every published document with pages that has none of that kind queued or
+     * running (or for `documentId` alone), in one statement: work over old documents in the
+     * background (`quire pages reencode`). Answers how many were queued.
+     */
+    async enqueueForPublished(kind: JobKind, now: number, documentId?: string): Promise<number> {
+      let docs = db
+        .selectFrom("documents")
+        .select([
+          sql<string>`${kind}`.as("kind"), "documentId", "accountId", sql<string>`${"queued"}`.as("state"), sql<number>`${0}`.as("attempts"),
+          sql<number>`${now}`.as("runAt"), sql<string>`${""}`.as("lastError"), sql<number>`${now}`.as("createdAt"), sql<number>`${now}`.as("updatedAt"),
+        ])
+        .where("documents.state", "=", "A")
+        .where("documents.pageCount", ">", 0)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("jobs as j").select("j.id").whereRef("j.documentId", "=", "documents.documentId").where("j.kind", "=", kind).where("j.state", "in", ["queued", "running"]))),
+        );
+      if (documentId !== undefined) docs = docs.where("documents.documentId", "=", documentId);
+      const r = await db
+        .insertInto("jobs")
+        .columns(["kind", "documentId", "accountId", "state", "attempts", "runAt", "lastError", "createdAt", "updatedAt"])
+        .expression(docs)
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0);
+    },
+
     /** Documents still in P with no queued or running job: their job was lost or ended without them. */
     async findStranded(limit: number): Promise<Array<{ documentId: string; accountId: number; hasEndedJob: boolean }>> {
       const rows = await db

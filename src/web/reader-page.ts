@@ -1,6 +1,6 @@
 import type { DocumentRecord } from "../domain/document.ts";
 import {
-  coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textBasePath,
+  coverPath, docPath, downloadPath, embedPath, imageVersion, pageImagePath, pageSrcset, profilePath, textBasePath, thumbImagePath,
 } from "./document-paths.ts";
 import { html, safeHttpUrl, trusted, type Html } from "./html.ts";
 import { markTerms } from "./snippet-marks.ts";
@@ -34,10 +34,29 @@ export interface ReaderView {
 const READ_WIDTH = PAGE_WIDTHS.read;
 const THUMB_WIDTH = PAGE_WIDTHS.thumb;
 
-function pageHeight(doc: DocumentRecord, width: number): number {
+function pageRatio(doc: DocumentRecord): number {
   // Covers are page 1 at known sizes: their ratio sizes every page box until its image arrives.
-  const ratio = doc.coverWidth > 0 && doc.coverHeight > 0 ? doc.coverHeight / doc.coverWidth : Math.SQRT2;
-  return Math.round(width * ratio);
+  return doc.coverWidth > 0 && doc.coverHeight > 0 ? doc.coverHeight / doc.coverWidth : Math.SQRT2;
+}
+
+function pageHeight(doc: DocumentRecord, width: number): number {
+  return Math.round(width * pageRatio(doc));
+}
+
+/** The page's first view before any script: the smaller image that fits the paged view by width or by height. */
+const FIRST_VIEW_URL_WIDTH = 800;
+/**
+ * The width a page takes in the reader's paged view (reader.js sizePages: the stage's width, or its
+ * height under the toolbar and thumbnail strip, about 190 px, by the page's ratio), so the srcset
+ * choice made from the HTML is the one the script confirms: the first page is fetched once, at its size.
+ */
+function pageSizes(doc: DocumentRecord): string {
+  return `min(calc(100vw - 24px), calc((100vh - 190px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
+}
+
+/** The start page's image, for the page's preload link (the same srcset and sizes as its <img>). */
+export function firstImagePreload(v: Pick<ReaderView, "doc" | "startPage" | "embed">): { srcset: string; sizes: string } {
+  return { srcset: pageSrcset(v.doc, v.startPage), sizes: pageSizes(v.doc) };
 }
 
 /** What the reader's page tells search engines and social sites; also the app's sharing preview. */
@@ -119,7 +138,7 @@ function pageFigure(v: ReaderView, n: number): Html {
   // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
   const eager = n === v.startPage;
   return html`<figure class="page" id="page=${n}" data-page="${n}">
-<img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
+<img src="${pageImagePath(doc, FIRST_VIEW_URL_WIDTH, n)}" srcset="${pageSrcset(doc, n)}" sizes="${pageSizes(doc)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
 <figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${trusted(text)}</span>`}</figcaption>
 </figure>`;
 }
@@ -128,7 +147,7 @@ function thumbs(v: ReaderView): Html {
   const { doc } = v;
   const items = [];
   for (let n = 1; n <= doc.pageCount; n++) {
-    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${pagePath(doc, "thumb", n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async" fetchpriority="low"><span>${n}</span></a></li>`);
+    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${thumbImagePath(doc, n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async" fetchpriority="low"><span>${n}</span></a></li>`);
   }
   return html`<nav class="thumbs" aria-label="Pages"><ol>${items}</ol></nav>`;
 }
@@ -155,7 +174,7 @@ ${thumbs(v)}
 </div>
 ${(!v.doc.explicit || v.consented) && v.feedback}`;
   return pageLayout(
-    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
+    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "", preloadImage: doc.explicit && !v.consented ? undefined : firstImagePreload(v) },
     v.assets,
     html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed

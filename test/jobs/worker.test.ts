@@ -60,7 +60,7 @@ for (const dialect of DIALECTS) {
 
     function options(handler: JobHandler, over: Partial<WorkerOptions> = {}): WorkerOptions {
       return {
-        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle, "replace-file": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
+        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle, "replace-file": idle, "page-variants": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
         pollMs: 20, jobTimeoutMs: 10_000, maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 20, stopGraceMs: 2000, ...over,
       };
     }

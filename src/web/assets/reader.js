@@ -96,6 +96,19 @@
     reader.classList.toggle("spread", spread);
   }
 
+  /** The page box's width, and the same width as its image's `sizes`: zoomed in, the browser takes a larger one from srcset. */
+  function sizeFigure(f, w) {
+    f.style.width = `${Math.floor(w)}px`;
+    const img = f.querySelector("img");
+    const sizes = `${Math.ceil(w)}px`;
+    // Never smaller than what is shown already: zooming out must not fetch a smaller copy.
+    const shown = Number((img.dataset.sizes || "0").replace("px", ""));
+    if (img.hasAttribute("srcset") && Math.ceil(w) > shown) {
+      img.sizes = sizes;
+      img.dataset.sizes = sizes;
+    }
+  }
+
   /**
    * The stage takes what the first screen leaves under the bar, the search results and the toolbar,
    * so page 1 is seen whole without scrolling. Only when that leaves too little (a window on its side)
@@ -118,11 +131,11 @@
       const perW = spread ? availW / 2 : availW;
       for (const n of group) {
         const w = Math.max(80, Math.min(perW, availH / ratioOf(n)) * zoom);
-        figureOf(n).style.width = `${Math.floor(w)}px`;
+        sizeFigure(figureOf(n), w);
       }
     } else {
       const w = Math.max(80, Math.min(availW, 960) * zoom);
-      for (const f of figures) f.style.width = `${Math.floor(w)}px`;
+      for (const f of figures) sizeFigure(f, w);
     }
   }
 
@@ -152,8 +165,14 @@
   function preloadNow(group) {
     const last = group[group.length - 1];
     for (let n = last + 1; n <= Math.min(total, last + AHEAD); n++) {
+      const page = figureOf(n).querySelector("img");
       const img = new Image();
       img.decoding = "async";
+      // The same choice from srcset as the page's own image will make, so the copy fetched is the one shown.
+      if (page.getAttribute("srcset")) {
+        img.sizes = page.sizes;
+        img.srcset = page.getAttribute("srcset");
+      }
       img.src = readSrc(n);
     }
   }
