@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { blobKeys } from "../src/blobs/blob-keys.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { loadConfig } from "../src/config.ts";
 import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
 import { parseSearchQuery } from "../src/domain/search-query.ts";
@@ -32,6 +32,7 @@ import { jobRegistry } from "../src/worker-role.ts";
 import { createReadStream } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const DOCS = Number(process.argv[3] ?? 10_000);
 const PAGES = Number(process.argv[4] ?? 100);
@@ -239,8 +240,8 @@ export async function benchSearch(): Promise<void> {
       }
       if (dialect === "postgres") {
         // Statistics as autovacuum keeps them on a table that grew over time; a bulk load has none yet.
-        await sql`analyze`.execute(services.store.db);
-        await sql`checkpoint`.execute(services.store.db);
+        await sql`analyze`.execute(dbOf(services.store));
+        await sql`checkpoint`.execute(dbOf(services.store));
       }
       // What was written before (the build, or the other database's run) reaches the disk first:
       // its writeback, landing among the queries, made some of them wait 50 to 80 ms on reads.

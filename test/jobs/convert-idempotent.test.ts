@@ -9,6 +9,7 @@ import { PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 import { convertDocumentHandler, type ConvertDeps } from "../../src/jobs/convert-document.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** The handler's own guarantees (habit 10): a second run is harmless; a deleted document stays deleted. */
 describe("convert-document handler", { timeout: 120_000 }, () => {
@@ -68,7 +69,7 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
         documents: {
           ...deps.store.documents,
           markActive: async (...args: Parameters<typeof deps.store.documents.markActive>) => {
-            await server.services.store.db.deleteFrom("documents").where("documentId", "=", id).execute();
+            await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
             return deps.store.documents.markActive(...args);
           },
         },

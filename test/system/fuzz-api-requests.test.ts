@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { envelopeProblem, type AnswerSeen } from "../helpers/api-envelope-check.ts";
 import { independentSignature } from "../helpers/independent-sign.ts";
 import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
-import type { NewCredentials } from "../../src/cli/accounts-command.ts";
+import type { NewCredentials } from "../../src/accounts/account-admin.ts";
 
 /**
  * Issue 7, request fuzzing: generated requests (random actions, parameter sets, encodings,
