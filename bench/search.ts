@@ -33,6 +33,7 @@ import { createReadStream } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { dbOf } from "../test/helpers/store-db.ts";
+import { DEFAULT_SANDBOX, sandboxSettings } from "../src/convert/sandbox.ts";
 
 const DOCS = Number(process.argv[3] ?? 10_000);
 const PAGES = Number(process.argv[4] ?? 100);
@@ -180,8 +181,8 @@ async function convertOnce(): Promise<{ ms: number; pageTexts: string[] }> {
     await services.blobs.put(blobKeys.original(doc.blobId), createReadStream(pdf));
     await services.store.documents.insertWithJob(doc, "convert-document");
     await mkdir(config.tmpDir, { recursive: true });
-    const office = new OfficeConverter({ slots: 1, timeoutMs: 20_000, workDir: join(dir, "office") });
-    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS })["convert-document"];
+    const office = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, timeoutMs: 20_000, workDir: join(dir, "office") });
+    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS, sandbox: sandboxSettings(config) })["convert-document"];
     const t = performance.now();
     const outcome = await handler.run({ job: { documentId: doc.documentId } as Job, signal: new AbortController().signal });
     const ms = performance.now() - t;

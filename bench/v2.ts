@@ -27,6 +27,7 @@ import { openServices } from "../src/services.ts";
 import { startWorkerRole } from "../src/worker-role.ts";
 import { FIXTURES } from "./bench-common.ts";
 import { dbOf } from "../test/helpers/store-db.ts";
+import { sandboxSettings } from "../src/convert/sandbox.ts";
 
 const DOCUMENTS = 1000;
 const CONNECTIONS = 10;
@@ -109,7 +110,7 @@ export async function benchV2(): Promise<void> {
 
     // Time to readable, one upload at a time, v1 and v2 in turn.
     await startWorkerRole({
-      config: { ...config, metricsPort: undefined }, services, log, officeDir: join(dataDir, "office"), startOffice: false, sweeps: false,
+      config: { ...config, metricsPort: undefined }, services, log, officeDir: join(dataDir, "office"), sandbox: sandboxSettings(config), startOffice: false, sweeps: false,
       onStarted: (close) => (stopWorker = close),
     });
     const client = new QuireClient({ baseUrl: base, apiKey: account.apiKey, apiSecret: account.apiSecret });

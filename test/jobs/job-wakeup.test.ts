@@ -16,6 +16,7 @@ import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { TEST_TIMINGS } from "../helpers/test-worker.ts";
 import { dbOf } from "../helpers/store-db.ts";
 import { seedAccount } from "../helpers/seed-account.ts";
+import { sandboxSettings } from "../../src/convert/sandbox.ts";
 
 /**
  * Idle workers hear of a queued job at once, on both dialects, from another connection as from
@@ -134,7 +135,7 @@ for (const dialect of DIALECTS) {
       const services = await openServices(config);
       // A short grace: its timer outlives even a quick stop, and would hold this file's process.
       const timings = { ...TEST_TIMINGS, pollMs: POLL_MS, stopGraceMs: 1_000 };
-      const role = await startWorkerRole({ config, services, log, officeDir: join(dataDir, "office"), timings, startOffice: false, sweeps: false });
+      const role = await startWorkerRole({ config, services, log, officeDir: join(dataDir, "office"), sandbox: sandboxSettings(config, "office"), timings, startOffice: false, sweeps: false });
       assert.ok(role);
       try {
         // A job for a document that is gone: its run is a quick "skipped", and the job ends done.
