@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { sql, type Kysely } from "kysely";
+import { sql } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { apiTokensRepo } from "./api-tokens.ts";
@@ -20,7 +20,6 @@ import { webhookDeliveriesRepo } from "./webhook-deliveries.ts";
 import { webhooksRepo } from "./webhooks.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
-import type { Database } from "./schema.ts";
 import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
 import { searchIndex } from "./search-index.ts";
 import { statisticsRepo } from "./statistics.ts";
