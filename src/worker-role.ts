@@ -26,8 +26,9 @@ import type { Services } from "./services.ts";
 
 /**
  * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
- * so the wiring they exercise is the one that ships. The process around it (signals, the sandbox,
- * the office folder it claims) is `src/cli/worker-command.ts`'s.
+ * so the wiring they exercise is the one that ships, sandbox included (its settings are passed in,
+ * made from the configuration by `sandboxSettings`). The process around it (signals, the office
+ * folder it claims) is `src/cli/worker-command.ts`'s.
  */
 
 /** How often and how long the worker waits. Tests shorten them; they never change what a job does. */
