@@ -261,7 +261,7 @@ async function buildImage(): Promise<string> {
       await writeFile(BUILD_LOG, buildLog.join(""));
     }
     const id = (await run("buildah", ["inspect", "--type", "image", "--format", "{{.FromImageID}}", IMAGE], { quiet: true })).trim();
-    return { value: IMAGE, detail: `buildah ${argv.join(" ")}\nimage ${id.slice(0, 12)}, ${buildLog.join("").split("\n").filter((l) => /^STEP \d+\/\d+/.test(l)).length} steps (${BUILD_LOG})` };
+    return { value: IMAGE, detail: `buildah ${argv.join(" ")}\nimage ${id.slice(0, 12)}, ${buildLog.join("").split("\n").filter((l) => /^(\[\d+\/\d+\] )?STEP \d+\/\d+/.test(l)).length} steps (${BUILD_LOG})` };
   });
 }
 
