@@ -26,8 +26,9 @@ import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
 import { inspectPdf, type PdfLimits } from "../src/convert/pdf-pages.ts";
 import { JPEG_QUALITY, RENDER_CONCURRENCY } from "../src/convert/pdf-render.ts";
 import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
+import { DEFAULT_SANDBOX } from "../src/convert/sandbox.ts";
 
-const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 };
+const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000, sandbox: DEFAULT_SANDBOX };
 
 const BOOK = join(FIXTURES, "bad/pdf-352-pages-freeculture.pdf");
 const ONE_PAGE = join(FIXTURES, "odt-libreoffice73-odf13.odt");
@@ -248,11 +249,11 @@ export async function benchConvert(): Promise<void> {
   try {
     await benchPages(scratch);
 
-    one = new OfficeConverter({ slots: 1, workDir: join(scratch, "office-1"), timeoutMs: 120_000 });
+    one = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, workDir: join(scratch, "office-1"), timeoutMs: 120_000 });
     await one.start();
     await benchLatency(scratch, one);
 
-    many = new OfficeConverter({ slots: n, workDir: join(scratch, `office-${n}`), timeoutMs: 120_000 });
+    many = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: n, workDir: join(scratch, `office-${n}`), timeoutMs: 120_000 });
     await many.start();
     await benchSlots(scratch, one, many, n);
   } finally {

@@ -8,8 +8,9 @@
 import { join } from "node:path";
 import { renderCovers, renderPages, type PdfLimits } from "../src/convert/pdf-pages.ts";
 import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
+import { DEFAULT_SANDBOX } from "../src/convert/sandbox.ts";
 
-export const STEP_LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 };
+export const STEP_LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000, sandbox: DEFAULT_SANDBOX };
 
 const [pdf, out, processes] = process.argv.slice(2);
 if (pdf !== "--noop") {

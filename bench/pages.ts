@@ -24,8 +24,9 @@ import { renderCovers, renderPages, type PdfLimits } from "../src/convert/pdf-pa
 import { JPEG_QUALITY } from "../src/convert/pdf-render.ts";
 import { PAGE_ENCODINGS, PAGE_WIDTHS, VARIANT_WIDTHS, type PageClass } from "../src/domain/page-images.ts";
 import { variantOfMaster } from "../src/page-variants.ts";
+import { DEFAULT_SANDBOX } from "../src/convert/sandbox.ts";
 
-const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 };
+const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000, sandbox: DEFAULT_SANDBOX };
 const BOOK = join(FIXTURES, "bad/pdf-352-pages-freeculture.pdf");
 const out = (s: string): boolean => process.stdout.write(s);
 

@@ -17,7 +17,7 @@ import { fork } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { utcDay } from "../src/domain/reader-identity.ts";
 import type { StatEvent } from "../src/store/statistics.ts";
 import { StatsCounter } from "../src/web/stats-counter.ts";
@@ -26,6 +26,7 @@ import { accountIdOf, seedDoc } from "../test/helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { FIXTURES } from "./bench-common.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 /**
@@ -139,32 +140,32 @@ export async function generateYear(server: TestServer): Promise<{ documentId: st
   const start = Date.now() - (DAYS - 1) * 86_400_000;
   const days = Array.from({ length: DAYS }, (_, i) => utcDay(start + i * 86_400_000));
   // One statement per table, from SQLite's own generator: 365 days × 1,000 documents.
-  await sql`create temp table bench_days (n integer primary key, day text)`.execute(store.db);
+  await sql`create temp table bench_days (n integer primary key, day text)`.execute(dbOf(store));
   for (let i = 0; i < days.length; i += 100) {
-    await sql`insert into bench_days (n, day) values ${sql.join(days.slice(i, i + 100).map((d, k) => sql`(${i + k}, ${d})`))}`.execute(store.db);
+    await sql`insert into bench_days (n, day) values ${sql.join(days.slice(i, i + 100).map((d, k) => sql`(${i + k}, ${d})`))}`.execute(dbOf(store));
   }
   await sql`insert into stat_days (document_id, day, account_id, impressions, views, embedded_views, reads, read_seconds, downloads, shares, clicks)
     select d.document_id, b.day, d.account_id, 40 + abs(random()) % 20, 20 + abs(random()) % 15, abs(random()) % 5, 10 + abs(random()) % 8,
            600 + abs(random()) % 900, abs(random()) % 3, abs(random()) % 2, abs(random()) % 4
-    from documents d cross join bench_days b where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    from documents d cross join bench_days b where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   await sql`insert into stat_pages (document_id, day, page, readers)
     select d.document_id, b.day, p.page, 1 + abs(random()) % 6
     from documents d cross join bench_days b cross join (select 1 as page union all select 3 union all select 7 union all select 12 union all select 20) p
-    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   await sql`insert into stat_referrers (document_id, day, host, embedded, account_id, views)
     select d.document_id, b.day, r.host, r.embedded, d.account_id, 1 + abs(random()) % 10
     from documents d cross join bench_days b
     cross join (select '' as host, 0 as embedded union all select 'news.example', 0 union all select 'blog.example', 1) r
-    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   // What the counter keeps beside them as it writes: the account's days and referrers, the documents' months.
   await sql`insert into stat_account_days select account_id, day, sum(impressions), sum(views), sum(embedded_views), sum(reads), sum(read_seconds),
-    sum(downloads), sum(shares), sum(clicks) from stat_days where account_id = ${owner.accountId} group by account_id, day`.execute(store.db);
+    sum(downloads), sum(shares), sum(clicks) from stat_days where account_id = ${owner.accountId} group by account_id, day`.execute(dbOf(store));
   await sql`insert into stat_account_referrers select account_id, day, host, embedded, sum(views) from stat_referrers
-    where account_id = ${owner.accountId} group by account_id, day, host, embedded`.execute(store.db);
+    where account_id = ${owner.accountId} group by account_id, day, host, embedded`.execute(dbOf(store));
   await sql`insert into stat_months select document_id, substr(day, 1, 7), account_id, sum(impressions), sum(views), sum(reads), sum(read_seconds)
-    from stat_days where account_id = ${owner.accountId} group by document_id, substr(day, 1, 7), account_id`.execute(store.db);
-  await sql`analyze`.execute(store.db);
-  const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(store.db);
+    from stat_days where account_id = ${owner.accountId} group by document_id, substr(day, 1, 7), account_id`.execute(dbOf(store));
+  await sql`analyze`.execute(dbOf(store));
+  const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(dbOf(store));
   return { documentId: first, events: Number(total.rows[0]!.n) };
 }
 

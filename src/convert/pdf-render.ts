@@ -103,6 +103,7 @@ async function rasterize(pdfPath: string, batch: Batch, width: number, dir: stri
     input: pdfPath,
     outputDir: dir,
     timeoutMs: limits.timeoutMs,
+    sandbox: limits.sandbox,
     signal,
     onStderr: (chunk, restartTimeout) => {
       const lines = (partial + chunk).split("\n");

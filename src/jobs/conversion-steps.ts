@@ -134,6 +134,7 @@ export async function runPageStep(deps: ConvertDeps, input: PageStepInput): Prom
     sizes: [...input.sizes],
     textLayerIsOurs: input.textLayerIsOurs,
     timeoutMs: deps.pdfLimits.timeoutMs,
+    sandbox: deps.pdfLimits.sandbox,
     signal,
     tmpDir: work,
   });

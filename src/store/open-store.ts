@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { sql, type Kysely } from "kysely";
+import { sql } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { apiTokensRepo } from "./api-tokens.ts";
@@ -21,18 +21,13 @@ import { webhookDeliveriesRepo } from "./webhook-deliveries.ts";
 import { webhooksRepo } from "./webhooks.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
-import type { Database } from "./schema.ts";
 import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
 import { searchIndex } from "./search-index.ts";
 import { statisticsRepo } from "./statistics.ts";
+import { attachDatabase } from "./store-handle.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
-  /**
-   * For tests that inspect tables. Nothing in src/ outside src/store/ reads it (the architecture
-   * test checks): the rest of the app goes through the repositories below.
-   */
-  readonly db: Kysely<Database>;
   readonly accounts: ReturnType<typeof accountsRepo>;
   readonly documents: ReturnType<typeof documentsRepo>;
   readonly folders: ReturnType<typeof foldersRepo>;
@@ -122,9 +117,9 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
   }
   const { db } = dialect;
   const secrets = new SecretBox(opts.secretKeys ?? []);
-  return {
+  // The handle stays off the type: tests reach it through store-handle.ts, the app never.
+  return attachDatabase<Store>({
     dialect: dialect.name,
-    db,
     accounts: accountsRepo(db, secrets, dialect.changeEpoch?.bind(dialect)),
     documents: documentsRepo(db, dialect),
     folders: foldersRepo(db, dialect),
@@ -149,5 +144,5 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     statistics: statisticsRepo(db, dialect.name, dialect.writeStatistics?.bind(dialect)),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
-  };
+  }, db);
 }

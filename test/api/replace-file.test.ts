@@ -19,6 +19,7 @@ import { fixtureHost, startServerOn } from "../helpers/v2-server.ts";
 import { tokenFor, v2Request } from "../helpers/v2-client.ts";
 import { imageVersion } from "../../src/web/document-paths.ts";
 import { IMAGE_EXTENSION } from "../../src/domain/page-images.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Replacing a document's file, keeping its address (issue 26 item 5, issue 28 item 3): one rule
@@ -144,7 +145,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.match(await embedPage.text(), /data-pages="3"/);
       const bookmarks = await v1(server, "bookmarks.list", { folderId });
       assert.ok(JSON.stringify(bookmarks).includes(documentId), "still in its folder");
-      const deliveries = await server.services.store.db.selectFrom("webhookDeliveries").select(["event", "body"]).where("documentId", "=", documentId).execute();
+      const deliveries = await dbOf(server.services.store).selectFrom("webhookDeliveries").select(["event", "body"]).where("documentId", "=", documentId).execute();
       assert.equal(deliveries.length, 1);
       assert.equal(deliveries[0]!.event, "document.active");
       assert.match(deliveries[0]!.body, /"pageCount":3/);
@@ -185,7 +186,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       await stopWorker();
       assert.equal(JSON.parse((await updateWithFile(server, server.account, { name: "lost-job" }, THREE_PAGES)).text).rsp.stat, "ok");
       const r = await server.services.store.replacements.get(documentId);
-      await server.services.store.db.updateTable("jobs").set({ state: "failed" }).where("id", "=", r!.jobId).execute();
+      await dbOf(server.services.store).updateTable("jobs").set({ state: "failed" }).where("id", "=", r!.jobId).execute();
       const report = await sweep({ store: server.services.store, blobs: server.services.blobs, log: pino({ level: "silent" }), jobKind: "convert-document", maxProcessingMs: 3_600_000 });
       assert.equal(report.failed, 1);
       const failed = await server.services.store.replacements.get(documentId);

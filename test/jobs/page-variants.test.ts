@@ -17,6 +17,8 @@ import type { Job } from "../../src/store/jobs.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { newStoreDoc } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * `quire pages reencode` (issue 30): one `page-variants` job per published document, each making
@@ -43,7 +45,7 @@ for (const dialect of DIALECTS) {
       ({ store, drop } = await dialect.open());
       blobDir = await mkdtemp(join(tmpdir(), "quire-page-variants-"));
       blobs = new LocalBlobStore(blobDir);
-      accountId = (await store.accounts.createWithKey("olduser", "o".repeat(32), "s".repeat(32), 1))!;
+      accountId = await seedAccount(store, "olduser", "o".repeat(32), "s".repeat(32), 1);
     });
     after(async () => {
       await drop();
@@ -78,7 +80,7 @@ for (const dialect of DIALECTS) {
       const out = output();
       assert.equal(await pagesCommand(store, ["reencode"], out.write, out.write), 0);
       assert.match(out.lines.join(""), /^2 documents queued/);
-      const queued = async () => (await store.db.selectFrom("jobs").select(["documentId"]).where("kind", "=", PAGE_VARIANTS).where("state", "=", "queued").execute()).map((j) => j.documentId).sort();
+      const queued = async () => (await dbOf(store).selectFrom("jobs").select(["documentId"]).where("kind", "=", PAGE_VARIANTS).where("state", "=", "queued").execute()).map((j) => j.documentId).sort();
       assert.deepEqual(await queued(), [a.documentId, b.documentId].sort(), "published documents only");
       assert.equal(await pagesCommand(store, ["reencode"], out.write, out.write), 0);
       assert.deepEqual(await queued(), [a.documentId, b.documentId].sort(), "a document with a job queued is not queued again");
@@ -106,13 +108,13 @@ for (const dialect of DIALECTS) {
       const handler = pageVariantsHandler({ store, variants: pageVariants(blobs) });
       assert.equal(await handler.run({ job: { documentId: gone.documentId, kind: PAGE_VARIANTS } as Job, signal: new AbortController().signal }), "skipped");
       const out = output();
-      const jobsBefore = (await store.db.selectFrom("jobs").select("id").execute()).length;
+      const jobsBefore = (await dbOf(store).selectFrom("jobs").select("id").execute()).length;
       assert.equal(await pagesCommand(store, ["reencode", "--document", "no-such-document"], out.write, out.write), 1);
       assert.match(out.lines.join(""), /no published document "no-such-document"/);
       for (const args of [["reencode", "--document"], ["reencode", "--everything"], ["reencode", "extra"], ["shrink"]]) {
         assert.equal(await pagesCommand(store, args, out.write, out.write), 2, args.join(" "));
       }
-      assert.equal((await store.db.selectFrom("jobs").select("id").execute()).length, jobsBefore, "nothing queued");
+      assert.equal((await dbOf(store).selectFrom("jobs").select("id").execute()).length, jobsBefore, "nothing queued");
     });
 
     test("a master missing (the document replaced or deleted meanwhile) ends the job skipped, not failed", async () => {

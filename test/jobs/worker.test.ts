@@ -13,6 +13,8 @@ import { sweep } from "../../src/jobs/sweeper.ts";
 import { startWorker, type WorkerOptions } from "../../src/jobs/worker.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const log = pino({ level: "silent" });
 /** The other kind's handler: the registry must be complete, and these tests enqueue no delivery. */
@@ -42,7 +44,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("worker", "w".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "worker", "w".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -218,7 +220,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("a worker runs no more of one account's jobs at once than its cap; another account's job runs beside them", async () => {
-      const other = (await store.accounts.createWithKey("other", "o".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "other", "o".repeat(32), "s".repeat(32), 1));
       const now = new Map<number, number>();
       const most = new Map<number, number>();
       let mostInAll = 0;
@@ -245,11 +247,11 @@ for (const dialect of DIALECTS) {
       assert.equal(most.get(accountId), 1, "one of the busy account's jobs at a time");
       assert.equal(most.get(other), 1);
       assert.equal(mostInAll, 2, "the other account's job ran beside them");
-      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+      await dbOf(store).updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
     test("with every slot busy with one account, the newcomer slot runs another account's job at once; one account alone never uses it", async () => {
-      const other = (await store.accounts.createWithKey("newcomer", "n".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "newcomer", "n".repeat(32), "s".repeat(32), 1));
       const running = new Map<number, number>();
       let mostBusy = 0;
       let otherStarted!: () => void;
@@ -277,14 +279,14 @@ for (const dialect of DIALECTS) {
       for (const id of busy) assert.equal(await untilJobState(id, ["done", "failed"]), "done");
       await w.stop();
       assert.equal(mostBusy, 2, "one account alone has every regular slot, and never the newcomer slot");
-      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+      await dbOf(store).updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
     test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {
       // the scripted jobs above leave their documents in P: heal those first, so the counts below are this test's own
       await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });
       const lost = await newDocument();
-      await store.db.deleteFrom("jobs").where("documentId", "=", lost).execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", lost).execute();
       const ended = await newDocument();
       await store.jobs.failAllFor(ended, "crashed", Date.now());
       const report = await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });

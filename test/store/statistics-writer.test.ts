@@ -5,6 +5,8 @@ import { packStatEvents, unpackStatEvents } from "../../src/store/dialects/sqlit
 import type { Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * `store.statistics.write`, what the counter calls: on SQLite in a thread of its own
@@ -16,7 +18,7 @@ const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
 const DAY = "2026-11-27";
 
 async function insertDoc(store: Store): Promise<{ accountId: number; documentId: string }> {
-  const accountId = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+  const accountId = await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1);
   const now = Date.now();
   const doc = buildNewDocument(
     newDocumentIds(now),
@@ -29,7 +31,7 @@ async function insertDoc(store: Store): Promise<{ accountId: number; documentId:
     now,
   );
   await store.documents.insertWithJob(doc, "convert-document");
-  await store.db.updateTable("documents").set({ state: "A", pageCount: 9 }).where("documentId", "=", doc.documentId).execute();
+  await dbOf(store).updateTable("documents").set({ state: "A", pageCount: 9 }).where("documentId", "=", doc.documentId).execute();
   return { accountId, documentId: doc.documentId };
 }
 
@@ -54,7 +56,7 @@ for (const dialect of DIALECTS) {
       const { store, drop } = await dialect.open();
       try {
         const { accountId, documentId } = await insertDoc(store);
-        await store.db.insertInto("dailySalts").values({ day: "2026-11-26", salt: "yesterday" }).execute();
+        await dbOf(store).insertInto("dailySalts").values({ day: "2026-11-26", salt: "yesterday" }).execute();
         assert.equal(await store.statistics.write(eventsOf(documentId)), 5, "the unknown document's view counts for nothing");
         const r = await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } });
         assert.deepEqual(
@@ -66,8 +68,8 @@ for (const dialect of DIALECTS) {
 
         // The next day: an empty batch with the sweep deletes the day before's readers and salt.
         assert.equal(await store.statistics.write([], T0 + 86_400_000), 0);
-        assert.equal((await store.db.selectFrom("statReaders").selectAll().execute()).length, 0);
-        assert.deepEqual(await store.db.selectFrom("dailySalts").selectAll().execute(), []);
+        assert.equal((await dbOf(store).selectFrom("statReaders").selectAll().execute()).length, 0);
+        assert.deepEqual(await dbOf(store).selectFrom("dailySalts").selectAll().execute(), []);
         assert.equal((await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } })).totals.views, 2, "the figures stay");
 
         await store.close();

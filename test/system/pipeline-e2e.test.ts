@@ -11,6 +11,7 @@ import { FIXTURES } from "../helpers/paths.ts";
 import { settled as settledIn } from "../helpers/poll.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** Page counts as the fixtures' MANIFEST records them (LibreOffice 7.4 / poppler). */
 async function manifestPages(): Promise<Map<string, number>> {
@@ -210,7 +211,7 @@ describe("conversion pipeline, end to end", { timeout: 600_000 }, () => {
   test("no conversion leaves files in the scratch folder", async () => {
     // a document shows its final state just before its job cleans up: wait for the queue to be idle
     for (let i = 0; i < 100; i++) {
-      const busy = await server.services.store.db.selectFrom("jobs").select("id").where("state", "in", ["queued", "running"]).execute();
+      const busy = await dbOf(server.services.store).selectFrom("jobs").select("id").where("state", "in", ["queued", "running"]).execute();
       if (busy.length === 0) break;
       await sleep(100);
     }

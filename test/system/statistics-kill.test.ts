@@ -11,6 +11,7 @@ import { openStore, type Store } from "../../src/store/open-store.ts";
 import { FLUSH_EVERY_MS } from "../../src/web/stats-counter.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Issue 24, "Storage that scales": at most the last second of counts may be lost when a process
@@ -61,7 +62,7 @@ async function prepare(databaseUrl: string): Promise<{ documentId: string; path:
   const store = await openStore(databaseUrl);
   try {
     await createAccount(store, "tester");
-    const owner = await store.db.selectFrom("accounts").select("id").where("username", "=", "tester").executeTakeFirstOrThrow();
+    const owner = await dbOf(store).selectFrom("accounts").select("id").where("username", "=", "tester").executeTakeFirstOrThrow();
     const now = Date.now();
     const doc = buildNewDocument(
       newDocumentIds(now),
@@ -74,7 +75,7 @@ async function prepare(databaseUrl: string): Promise<{ documentId: string; path:
       now,
     );
     await store.documents.insertWithJob(doc, "convert-document");
-    await store.db.updateTable("documents").set({ state: "A", pageCount: 5 }).where("documentId", "=", doc.documentId).execute();
+    await dbOf(store).updateTable("documents").set({ state: "A", pageCount: 5 }).where("documentId", "=", doc.documentId).execute();
     return { documentId: doc.documentId, path: `/tester/docs/${doc.name}` };
   } finally {
     await store.close();
@@ -84,7 +85,7 @@ async function prepare(databaseUrl: string): Promise<{ documentId: string; path:
 /** Each reader's row of the day (by their key, under the salt the server made), or undefined. */
 async function rowOf(store: Store, reader: Reader, documentId: string, at: number) {
   const readerKey = await store.dailySalts.readerKey({ address: reader.from, userAgent: reader.ua, documentId, now: at });
-  return store.db.selectFrom("statReaders").select(["viewed", "read"]).where("readerKey", "=", readerKey).executeTakeFirst();
+  return dbOf(store).selectFrom("statReaders").select(["viewed", "read"]).where("readerKey", "=", readerKey).executeTakeFirst();
 }
 
 for (const dialect of ["sqlite", "postgres"] as const) {
@@ -178,8 +179,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
         for (const r of readers.filter((x) => x.viewedAt !== undefined && x.viewedAt >= before)) if ((await rowOf(store, r, documentId, r.viewedAt!))?.viewed === 1) stored++;
         t.diagnostic(`${readers.length} readers sent, ${views.length} views and ${reads.length} reads answered over a second before the kill, all stored; of the last second's views, ${stored} stored`);
         // Whatever was written was written whole: the day's figures are its readers' rows.
-        const rows = await store.db.selectFrom("statReaders").select(["viewed", "read"]).where("documentId", "=", documentId).execute();
-        const day = await store.db.selectFrom("statDays").select(["views", "reads"]).where("documentId", "=", documentId).executeTakeFirstOrThrow();
+        const rows = await dbOf(store).selectFrom("statReaders").select(["viewed", "read"]).where("documentId", "=", documentId).execute();
+        const day = await dbOf(store).selectFrom("statDays").select(["views", "reads"]).where("documentId", "=", documentId).executeTakeFirstOrThrow();
         assert.equal(day.views, rows.filter((r) => r.viewed === 1).length);
         assert.equal(day.reads, rows.filter((r) => r.read === 1).length);
         assert.ok(day.views >= views.length && day.views <= readers.length);

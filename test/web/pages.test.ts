@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { seedDoc } from "../helpers/api-seed.ts";
 import { FIXTURES } from "../helpers/paths.ts";

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { newApiToken } from "../../domain/accounts.ts";
+import { addKeyTo } from "../../accounts/account-admin.ts";
 import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../../domain/bearer-tokens.ts";
 import { html, type Html } from "../html.ts";
 import { publicOrigin } from "../public-origin.ts";
@@ -97,11 +97,9 @@ export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void 
   });
 
   scope.post("/keys", async (req, reply) => {
-    const apiKey = newApiToken();
-    const apiSecret = newApiToken();
-    await ctx.store.accounts.addKeyTo(accountOf(req).id, apiKey, apiSecret, Date.now());
+    const created = await addKeyTo(ctx.store, accountOf(req).id);
     // Answered here, never stored in a session or an address: the only time the secret is shown.
-    return keysView(ctx, req, reply, { created: { apiKey, apiSecret }, status: 201 });
+    return keysView(ctx, req, reply, { created, status: 201 });
   });
 
   // v2 bearer tokens (decisions §14): made here or by `quire accounts create-token`, shown once, stored hashed.
