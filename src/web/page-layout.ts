@@ -26,9 +26,10 @@ export interface PageMeta {
 }
 
 /**
- * The document shell every public page shares: one stylesheet, and one script added by a fixed
+ * The document shell every public page shares: one stylesheet, and the scripts added by a fixed
  * inline loader at the end of the body (allowed by its hash, web-headers.ts), so the page's bytes
- * are the same for every reader and can be cached; no other inline code, no event attributes.
+ * are the same for every reader and can be cached; the only other inline code is the fixed line in
+ * the head that marks the page as scripted before it is painted. No event attributes.
  */
 export function pageLayout(meta: PageMeta, assets: WebAssets, body: Html): Html {
   const description = meta.description ? meta.description.slice(0, 300) : undefined;
@@ -37,6 +38,7 @@ export function pageLayout(meta: PageMeta, assets: WebAssets, body: Html): Html 
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<script>${trusted(assets.scriptedFlag.text)}</script>
 <title>${meta.title}</title>
 ${description !== undefined && html`<meta name="description" content="${description}">`}
 ${meta.noindex && html`<meta name="robots" content="noindex, nofollow">`}

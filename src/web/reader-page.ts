@@ -47,11 +47,11 @@ function pageHeight(doc: DocumentRecord, width: number): number {
 const FIRST_VIEW_URL_WIDTH = 800;
 /**
  * The width a page takes in the reader's paged view (reader.js sizePages: the stage's width, or its
- * height under the toolbar and thumbnail strip, about 190 px, by the page's ratio), so the srcset
+ * height under the header, the toolbar and the thumbnail strip, about 340 px with the stage's padding, by the page's ratio), so the srcset
  * choice made from the HTML is the one the script confirms: the first page is fetched once, at its size.
  */
 function pageSizes(doc: DocumentRecord): string {
-  return `min(calc(100vw - 24px), calc((100vh - 190px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
+  return `min(calc(100vw - 24px), calc((100vh - 340px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
 }
 
 /** The start page's image, for the page's preload link (the same srcset and sizes as its <img>). */
@@ -171,17 +171,21 @@ export function readerPage(v: ReaderView): Html {
 ${toolbar(v)}
 <div class="stage" data-role="stage" tabindex="0" role="region" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
 ${thumbs(v)}
-</div>
-${(!v.doc.explicit || v.consented) && v.feedback}`;
+</div>`;
+  const shown = !v.doc.explicit || v.consented;
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "", preloadImage: doc.explicit && !v.consented ? undefined : firstImagePreload(v) },
     v.assets,
     html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
+<div class="first-screen">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
 ${!v.embed && searchResults(v)}
 ${body}
+${v.embed && shown && v.feedback}
+</div>
+${!v.embed && shown && v.feedback}
 ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Embeddable reader</a></p>`}
 </main>`,
   );

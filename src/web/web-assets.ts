@@ -41,6 +41,12 @@ export interface WebAssets {
   readerJs: Asset;
   /** The public pages' one inline script: it adds readerJs (page-layout.ts, web-headers.ts). */
   readerLoader: InlineScript;
+  /**
+   * The public pages' second inline script, first in their head: it marks the page as scripted
+   * before its first paint, so the reader's layout (reader.css `.js`) is there from the start and
+   * nothing moves when reader.js arrives (issue 30: no layout shift).
+   */
+  scriptedFlag: InlineScript;
   readerCss: Asset;
   icon: Asset;
   appJs: Asset;
@@ -77,7 +83,7 @@ export function loadWebAssets(): WebAssets {
   const feedbackJs = loaded[7]!;
   const readerStatsJs = loaded[9]!;
   return {
-    readerJs, feedbackJs, readerStatsJs, readerLoader: loaderOf([readerJs, feedbackJs, readerStatsJs]), readerCss: loaded[1]!, icon: loaded[2]!,
+    readerJs, feedbackJs, readerStatsJs, readerLoader: loaderOf([readerJs, feedbackJs, readerStatsJs]), scriptedFlag: inlineScript('document.documentElement.className="js"'), readerCss: loaded[1]!, icon: loaded[2]!,
     appJs: loaded[3]!, appCss: loaded[4]!, appUploadJs: loaded[5]!, appShareJs: loaded[6]!, feedbackCss: loaded[8]!,
     appStatsJs: loaded[10]!, appStatsCss: loaded[11]!, uplotJs: loaded[12]!, uplotCss: loaded[13]!, byPath,
   };
@@ -90,6 +96,9 @@ export function loadWebAssets(): WebAssets {
  * itself, never read from the page, so no markup can redirect them.
  */
 function loaderOf(assets: readonly Asset[]): InlineScript {
-  const text = `(()=>{for(const u of ${JSON.stringify(assets.map((a) => a.url))}){const s=document.createElement("script");s.src=u;s.async=false;document.body.appendChild(s)}})()`;
+  return inlineScript(`(()=>{for(const u of ${JSON.stringify(assets.map((a) => a.url))}){const s=document.createElement("script");s.src=u;s.async=false;document.body.appendChild(s)}})()`);
+}
+
+function inlineScript(text: string): InlineScript {
   return { text, hash: `sha256-${createHash("sha256").update(text).digest("base64")}` };
 }

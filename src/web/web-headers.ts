@@ -16,9 +16,10 @@ export function scriptNonce(): string {
 }
 
 let publicScripts: string | undefined;
-/** The public pages' script sources: the hash of their one inline loader (page-layout.ts), computed once. */
+/** The public pages' script sources: the hashes of their two inline scripts (page-layout.ts), computed once. */
 function publicScriptSources(): string {
-  return (publicScripts ??= `'${loadWebAssets().readerLoader.hash}' 'strict-dynamic'`);
+  const assets = loadWebAssets();
+  return (publicScripts ??= `'${assets.scriptedFlag.hash}' '${assets.readerLoader.hash}' 'strict-dynamic'`);
 }
 
 /**

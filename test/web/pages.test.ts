@@ -90,15 +90,18 @@ describe("public pages", { timeout: 120_000 }, () => {
     }
     assert.equal(res.headers.get("x-frame-options"), "DENY");
     const body = await res.text();
-    // One script: the fixed loader of the reader's file, allowed by its hash alone (no 'self', no nonce
-    // in a cached page); no style attributes or blocks, no event handler attributes.
+    // Two scripts, both fixed and allowed by their hashes alone (no 'self', no nonce in a cached
+    // page): the head's line that marks the page as scripted before it is painted, and the loader of
+    // the reader's files; no style attributes or blocks, no event handler attributes.
     const scripts = [...body.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
-    assert.equal(scripts.length, 1);
-    assert.equal(scripts[0]![1], "");
+    assert.equal(scripts.length, 2);
+    assert.ok(scripts.every((s) => s[1] === ""));
+    assert.equal(scripts[0]![2], 'document.documentElement.className="js"');
+    assert.ok(body.indexOf(scripts[0]![0]) < body.indexOf("</head>"), "the flag is set before the body is painted");
     // It adds the reader's bundle and the ratings and comments' script (src/web/reader-comments.ts) and the statistics' beacons (reader-stats.js), named in it.
-    assert.match(scripts[0]![2]!, /^\(\(\)=>\{for\(const u of \["\/_assets\/reader\.[0-9a-f]{16}\.js","\/_assets\/reader-feedback\.[0-9a-f]{16}\.js","\/_assets\/reader-stats\.[0-9a-f]{16}\.js"\]\)/);
-    const hash = createHash("sha256").update(scripts[0]![2]!).digest("base64");
-    assert.match(csp, new RegExp(`script-src 'sha256-${hash.replace(/[+/]/g, "\\$&")}' 'strict-dynamic';`));
+    assert.match(scripts[1]![2]!, /^\(\(\)=>\{for\(const u of \["\/_assets\/reader\.[0-9a-f]{16}\.js","\/_assets\/reader-feedback\.[0-9a-f]{16}\.js","\/_assets\/reader-stats\.[0-9a-f]{16}\.js"\]\)/);
+    const [flag, loader] = scripts.map((s) => createHash("sha256").update(s[2]!).digest("base64").replace(/[+/]/g, "\\$&"));
+    assert.match(csp, new RegExp(`script-src 'sha256-${flag}' 'sha256-${loader}' 'strict-dynamic';`));
     assert.doesNotMatch(body, /<style|\sstyle=|\son[a-z]+=/i);
 
     const etag = res.headers.get("etag")!;
@@ -207,7 +210,7 @@ describe("public pages", { timeout: 120_000 }, () => {
       const embed = (await fx.client.ok("document_embed.add", { documentId: doc.documentId })).documentEmbed as { id: number };
       for (const path of [readerPath(), `${readerPath()}/embed?embed=${embed.id}&page=1`, `/${doc.username}`, `${readerPath()}?q=${encodeURIComponent(evil)}`]) {
         const body = await text(path);
-        assert.equal(body.match(/<script/g)?.length, 1, `${path}: only the loader is a script`);
+        assert.equal(body.match(/<script/g)?.length, 2, `${path}: only the head's flag and the loader are scripts`);
         assert.equal(body.match(/<\/title>/g)?.length, 1, path);
         assert.doesNotMatch(body, /<img src=x|<b>bold|\u202E/, path);
         assert.match(body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;&quot;&#39;&lt;\/title&gt;gnp\.exe&amp;amp;/, path);

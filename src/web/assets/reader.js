@@ -116,14 +116,18 @@
    */
   let fitsFirstScreen = true;
   function sizePages(group) {
-    if (document.fullscreenElement) stage.style.height = "";
-    else {
+    // The first screen's flex layout (reader.css) gives the stage its height; only a window too
+    // short for it gets one from here.
+    stage.style.height = "";
+    stage.classList.remove("fixed-height");
+    if (!document.fullscreenElement) {
       const below = thumbsNav ? thumbsNav.offsetHeight : 0;
       const top = stage.getBoundingClientRect().top + window.scrollY;
-      let height = window.innerHeight - top - below;
-      fitsFirstScreen = height >= Math.min(320, window.innerHeight * 0.5);
-      if (!fitsFirstScreen) height = window.innerHeight - toolbar.offsetHeight - below;
-      stage.style.height = `${Math.max(160, Math.floor(height))}px`;
+      fitsFirstScreen = window.innerHeight - top - below >= Math.min(320, window.innerHeight * 0.5);
+      if (!fitsFirstScreen) {
+        stage.classList.add("fixed-height");
+        stage.style.height = `${Math.max(160, Math.floor(window.innerHeight - toolbar.offsetHeight - below))}px`;
+      }
     }
     const availW = stage.clientWidth - 24;
     const availH = stage.clientHeight - 24;
