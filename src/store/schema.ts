@@ -347,8 +347,17 @@ export interface StatMonthsTable {
   readSeconds: number;
 }
 
+/** A name a document had before it was renamed (migration 0017): its old addresses lead to it. */
+export interface DocumentOldNamesTable {
+  accountId: number;
+  name: string;
+  documentId: string;
+  renamedAt: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
+  documentOldNames: DocumentOldNamesTable;
   apiKeys: ApiKeysTable;
   documents: DocumentsTable;
   folders: FoldersTable;

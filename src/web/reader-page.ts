@@ -39,15 +39,21 @@ function pageHeight(doc: DocumentRecord, width: number): number {
   return Math.round(width * ratio);
 }
 
-/** What the reader's page tells search engines and social sites; also the app's sharing preview. */
+/** Whether the document's content may be shown: not explicit, or the reader agreed (issue 26 item 3). */
+export const contentShown = (v: Pick<ReaderView, "doc" | "consented">): boolean => !v.doc.explicit || v.consented;
+
+/**
+ * What the reader's page tells search engines and social sites; also the app's sharing preview.
+ * An explicit document tells them its title alone: no one has agreed to see its cover or words.
+ */
 export function shareMeta(v: Pick<ReaderView, "doc" | "origin" | "embed">) {
   const { doc } = v;
   return {
     title: `${doc.title} — ${doc.username}`,
-    description: doc.description,
+    description: doc.explicit ? "" : doc.description,
     canonical: (v.origin ?? "") + docPath(doc),
     shareUrl: v.origin === undefined ? undefined : v.origin + docPath(doc),
-    image: v.origin === undefined ? undefined : v.origin + coverPath(doc, "large"),
+    image: v.origin === undefined || doc.explicit ? undefined : v.origin + coverPath(doc, "large"),
     noindex: doc.access === "private" || v.embed,
     lang: doc.language || "en",
     oembed: v.origin === undefined || v.embed ? undefined : oembedLinks(doc, v.origin),
@@ -62,8 +68,8 @@ function docHeader(v: ReaderView): Html {
   return html`<header class="doc-head">
 <h1 class="doc-title">${doc.title}</h1>
 <p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
-${doc.description && html`<p class="doc-description">${doc.description}</p>`}
-${doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
+${contentShown(v) && doc.description && html`<p class="doc-description">${doc.description}</p>`}
+${contentShown(v) && doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
 <p class="doc-links">
 ${info && html`<a href="${info}" rel="noopener nofollow ugc">More information</a>`}
 ${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" download>Download</a>`}
@@ -149,7 +155,7 @@ ${(!v.doc.explicit || v.consented) && v.feedback}`;
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
-${!v.embed && searchForm(v)}
+${!v.embed && contentShown(v) && searchForm(v)}
 ${body}
 ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Embeddable reader</a></p>`}
 </main>`,

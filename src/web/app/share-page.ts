@@ -20,6 +20,12 @@ function openGraphCard(doc: DocumentRecord, origin: string | undefined): Html {
     return html`<p>This document is private: its page tells social sites nothing, so a shared link shows only its address.</p>`;
   }
   const site = origin ? new URL(origin).host : "this server";
+  if (doc.explicit) {
+    return html`<figure class="og-card" aria-label="Preview as social sites show a link">
+<figcaption class="og-text"><p class="og-site">${site}</p><p class="og-title">${meta.title}</p></figcaption>
+</figure>
+<p class="hint">Marked as explicit: social sites, search results and your profile are shown its title only, never its cover or description.</p>`;
+  }
   return html`<figure class="og-card" aria-label="Preview as social sites show a link">
 <img src="${coverPath(doc, "large")}" alt="" width="${doc.coverWidth || 600}" height="${doc.coverHeight || 800}">
 <figcaption class="og-text"><p class="og-site">${site}</p><p class="og-title">${meta.title}</p>${meta.description && html`<p class="og-description">${meta.description.slice(0, 300)}</p>`}</figcaption>
