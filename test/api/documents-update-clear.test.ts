@@ -49,7 +49,8 @@ describe("svc.document.update clear", () => {
       const before = await fresh();
       const same = await update({ name: before.name as string, clear: "" }, format);
       assert.equal(same.description, "orig");
-      for (const bad of [{ clear: "description", description: "new" }, { clear: "tags", tags: "x" }, { clear: "title" }, { clear: "name" }, { clear: "description,nope" }, { clear: "Description" }]) {
+      const bads: Params[] = [{ clear: "description", description: "new" }, { clear: "tags", tags: "x" }, { clear: "title" }, { clear: "name" }, { clear: "description,nope" }, { clear: "Description" }];
+      for (const bad of bads) {
         assertError(await call(c, "document.update", { name: before.name as string, ...bad }, format), format, "201", "clear");
       }
       const after = await update({ name: before.name as string }, format);

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
 import { updateDocument } from "../../src/domain/document-operations.ts";
-import type { Store } from "../../src/store/open-store.ts";
+import { sql } from "kysely";
+import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 
 /**
@@ -40,6 +41,7 @@ for (const dialect of DIALECTS) {
   describe(`document old names and cleared fields on ${dialect.name}`, { skip }, () => {
     let store: Store;
     let drop: () => Promise<void>;
+    let url: string;
     let alice: number;
     let bob: number;
     let t = 1000;
@@ -53,7 +55,7 @@ for (const dialect of DIALECTS) {
     };
 
     before(async () => {
-      ({ store, drop } = await dialect.open());
+      ({ store, drop, url } = await dialect.open());
       alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
       bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
     });
@@ -107,6 +109,19 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await store.documents.update(alice, c.documentId, { name: c.documentId, access: "private", updatedAt: t++ }), { ok: true });
       assert.deepEqual(await rowsOf(c.documentId), [], "no old name leads to a private document's secret address");
       assert.equal(await oldNameOf("alice", "from-title"), undefined);
+    });
+
+    test("migration 0017 runs again over a database that has it without losing a row", async () => {
+      const g = newDoc(alice, "alice", "kept-old");
+      await published(g);
+      await rename(alice, "kept-old", "kept-new");
+      await sql`delete from kysely_migration where name = '0017_document_old_names'`.execute(store.db);
+      const again = await openStore(url);
+      try {
+        assert.equal((await again.publicPages.documentByOldName("alice", "kept-old"))?.documentId, g.documentId);
+      } finally {
+        await again.close();
+      }
     });
 
     test("old names go with their document", async () => {
