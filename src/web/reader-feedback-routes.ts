@@ -58,7 +58,8 @@ function isCrossSite(req: FastifyRequest): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return false;
   try {
-    return new URL(origin).host !== req.headers.host;
+    // req.host: the proxy's X-Forwarded-Host when QUIRE_TRUST_PROXY names it, the Host header otherwise.
+    return new URL(origin).host !== req.host;
   } catch {
     return true;
   }

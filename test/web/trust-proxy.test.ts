@@ -6,6 +6,8 @@ import { call, callerOf, sign } from "../helpers/api-client.ts";
 import { readEmbed } from "../helpers/api-answers.ts";
 import { insertDocument } from "../helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { givePassword, signInHttp, TEST_APP_ENV } from "../helpers/app-client.ts";
+import { linkOrigin, requestOrigin } from "../../src/ops/request-origin.ts";
 
 /**
  * QUIRE_TRUST_PROXY (issue 26 item 1): who the client is (X-Forwarded-For: every per-address
@@ -48,6 +50,17 @@ describe("QUIRE_TRUST_PROXY is read once, strictly", () => {
   test("anything else refuses to start, naming what it did not understand", () => {
     for (const bad of ["true", "all", "*", "10.0.0.0/33", "::1/129", "proxy.example", "10.0.0.1,,x", "99", "-1", "1.2.3"]) {
       assert.throws(() => loadConfig({ QUIRE_DATA_DIR: "/tmp/x", QUIRE_TRUST_PROXY: bad }), (err: unknown) => err instanceof ConfigError && /QUIRE_TRUST_PROXY/.test(err.message), bad);
+    }
+  });
+});
+
+describe("the origin of copied links", () => {
+  test("QUIRE_PUBLIC_URL is sure; the request's own is a guess; a Host that is no host gives none", () => {
+    assert.deepEqual(linkOrigin({ publicUrl: "https://docs.example" }, { protocol: "http", host: "evil.example" }), { origin: "https://docs.example", guessed: false });
+    assert.deepEqual(linkOrigin({ publicUrl: undefined }, { protocol: "https", host: "Docs.Example:8443" }), { origin: "https://docs.example:8443", guessed: true });
+    assert.equal(requestOrigin({ protocol: "javascript", host: "docs.example" }), "http://docs.example", "any scheme but https is http");
+    for (const junk of [undefined, "", "a b", "x/y", "x\"><b>", "x@y", "[::1", "host:port", "x:123456"]) {
+      assert.deepEqual(linkOrigin({ publicUrl: undefined }, { protocol: "http", host: junk }), { origin: undefined, guessed: true }, String(junk));
     }
   });
 });
@@ -120,6 +133,45 @@ describe("trust on for the proxy's address", () => {
     // A forwarded host that is junk is no origin either.
     const junk = await rawGet(s.url, `/1_0?${q}`, [["Host", hostOf(s)], ["X-Forwarded-Host", "evil.example/<x>"], ["X-Forwarded-Proto", "javascript"]]);
     assert.ok(junk.body.startsWith(`<iframe src="/tester/docs/doc-1/embed?`), junk.body);
+  });
+});
+
+describe("the share page behind a trusted proxy", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ ...TEST_APP_ENV, QUIRE_TRUST_PROXY: "127.0.0.1" });
+    await givePassword(s, "tester");
+  });
+  after(() => s?.close());
+
+  test("its link and embed codes use the address the reader's browser asked the proxy for, called a guess", async () => {
+    const c = callerOf(s);
+    const { documentId } = await insertDocument(s, c, { pageCount: 2, title: "T", name: "doc-1" });
+    await call(c, "document_embed.add", { documentId });
+    const session = await signInHttp(s.url, "tester");
+    const proxied = { "x-forwarded-host": "docs.example", "x-forwarded-proto": "https" };
+    const page = await (await session.get(`/app/documents/${documentId}/share`, proxied)).text();
+    assert.ok(page.includes('id="reader-link">https://docs.example/tester/docs/doc-1</a>'), page);
+    assert.ok(page.includes("&lt;iframe src=&quot;https://docs.example/tester/docs/doc-1/embed?embed="), "the embed code");
+    assert.match(page, /id="origin-note">The link and embed codes use <strong>https:\/\/docs\.example<\/strong>[^<]*only a guess/);
+  });
+});
+
+describe("the share page with QUIRE_PUBLIC_URL", () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer({ ...TEST_APP_ENV, QUIRE_PUBLIC_URL: "http://docs.example" });
+    await givePassword(s, "tester");
+  });
+  after(() => s?.close());
+
+  test("links on the configured address, no guess to speak of, whatever the request says", async () => {
+    const c = callerOf(s);
+    const { documentId } = await insertDocument(s, c, { pageCount: 2, title: "T", name: "doc-1" });
+    const session = await signInHttp(s.url, "tester");
+    const page = await (await session.get(`/app/documents/${documentId}/share`, { "x-forwarded-host": "evil.example" })).text();
+    assert.ok(page.includes('id="reader-link">http://docs.example/tester/docs/doc-1</a>'));
+    assert.ok(!page.includes("origin-note") && !page.includes("evil.example"));
   });
 });
 
