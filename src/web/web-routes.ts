@@ -20,6 +20,7 @@ import { askedSearch, readerQueryText, readerVariant } from "./reader-address.ts
 import { readerRenderPool } from "./reader-render-pool.ts";
 import { SearchBusyError } from "../store/search-gate.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
+import { MovedDocument, renamedAddress } from "./renamed-documents.ts";
 import { sitemapXml } from "./sitemap.ts";
 import { registerStatistics } from "./stats-routes.ts";
 import { loadWebAssets } from "./web-assets.ts";
@@ -72,21 +73,6 @@ function firstValue(v: unknown): string | undefined {
 function positiveInt(v: unknown): number | undefined {
   const s = firstValue(v);
   return s !== undefined && /^[1-9][0-9]{0,8}$/.test(s) ? Number(s) : undefined;
-}
-
-/** Thrown by findDoc at a document's old name: the address is answered with a redirect to the new one. */
-class MovedDocument extends Error {
-  constructor(readonly doc: DocumentRecord) {
-    super("the document has another name now");
-  }
-}
-
-/** `url` (`/<username>/docs/<old name>/rest?query`) with the document's name in place of the old one. */
-function renamedAddress(url: string, doc: DocumentRecord): string {
-  const q = url.indexOf("?");
-  const path = q === -1 ? url : url.slice(0, q);
-  const rest = path.split("/").slice(4).join("/");
-  return `${docPath(doc)}${rest === "" ? "" : `/${rest}`}${q === -1 ? "" : url.slice(q)}`;
 }
 
 /** The public pages of decisions §10, as an encapsulated plugin: its hooks never touch the API. */

@@ -141,6 +141,7 @@ describe("links, names and explicit documents", { timeout: 240_000 }, () => {
         ["/tester/docs/moving-house/search.json?q=x", "/tester/docs/new-house/search.json?q=x"],
         ["/tester/docs/moving-house/state.json", "/tester/docs/new-house/state.json"],
         ["/tester/docs/moving-house/download", "/tester/docs/new-house/download"],
+        ["/tester/docs/moving-house/comments", "/tester/docs/new-house/comments"],
       ];
       for (const [from, to] of cases) {
         const res = await get(from);
@@ -148,8 +149,11 @@ describe("links, names and explicit documents", { timeout: 240_000 }, () => {
         assert.equal(res.headers.get("location"), to, from);
         assert.equal((await get(to)).status, 200, to);
       }
-      // HEAD too.
+      // HEAD too; a reader's rating form sent to the old address goes on as a POST (308).
       assert.equal((await get("/tester/docs/moving-house", { method: "HEAD" })).status, 301);
+      const rating = await get("/tester/docs/moving-house/rating", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "stars=5" });
+      assert.equal(rating.status, 308);
+      assert.equal(rating.headers.get("location"), "/tester/docs/new-house/rating");
       // oEmbed of the old address answers the document at its new address.
       const o = (await (await get(`/oembed?url=${encodeURIComponent(`${base}/tester/docs/moving-house`)}&format=json`)).json()) as { html: string };
       assert.ok(o.html.includes(`${base}/tester/docs/new-house/embed`), o.html);
