@@ -10,6 +10,7 @@ import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
+import { replaceFileHandler } from "./jobs/replace-file.ts";
 import { publishScheduledHandler } from "./jobs/publish-scheduled.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
@@ -123,6 +124,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     "index-text": indexTextHandler({ store: services.store, blobs: services.blobs }),
     // A v2 draft published at its scheduledTime (decisions §14).
     "publish-scheduled": publishScheduledHandler({ store: services.store }),
+    // A published document's new file, converted beside its pages (issue 26 item 5).
+    "replace-file": replaceFileHandler(convert),
   } satisfies Record<JobKind, JobHandler>;
 }
 
@@ -180,7 +183,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metr
   const onUnknownKind = () => metrics.jobsFinished.inc({ outcome: "unknown_kind" });
   const sweepOnce = () =>
     Promise.all([
-      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
+      sweep({ store: services.store, blobs: services.blobs, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();

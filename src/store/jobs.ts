@@ -182,11 +182,27 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
     },
 
     /**
-     * Documents in P since before `cutoff`, whatever their job is doing; but a document whose job
+     * Documents in P since before `cutoff` (or since their file was replaced), whatever their job is doing; but a document whose job
      * waits for the machine (its `lastError` starts with `waiting.mark`) only from `waiting.cutoff`.
      */
     async findOverdue(cutoff: number, limit: number, waiting?: { mark: string; cutoff: number }): Promise<string[]> {
-      let q = db.selectFrom("documents as d").select("d.documentId").where("d.state", "=", "P").where("d.createdAt", "<", cutoff);
+      let q = db
+        .selectFrom("documents as d")
+        .select("d.documentId")
+        .where("d.state", "=", "P")
+        .where("d.createdAt", "<", cutoff)
+        // A document given a new file converts again from then (src/uploads/replace-file.ts): its bound starts anew.
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("jobs as r")
+                .select("r.id")
+                .whereRef("r.documentId", "=", "d.documentId")
+                .where("r.kind", "=", "convert-document")
+                .where("r.createdAt", ">=", cutoff),
+            ),
+          ),
+        );
       if (waiting) {
         q = q.where(({ or, eb, not, exists, selectFrom }) =>
           or([

@@ -4,6 +4,7 @@ import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { apiTokensRepo } from "./api-tokens.ts";
 import { documentV2Repo } from "./document-v2.ts";
+import { documentReplacementsRepo } from "./document-replacements.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
@@ -59,6 +60,8 @@ export interface Store {
   readonly apiTokens: ReturnType<typeof apiTokensRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;
+  /** A published document's new file, converting beside its pages (migration 0016). */
+  readonly replacements: ReturnType<typeof documentReplacementsRepo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
   readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /**
@@ -140,6 +143,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     ratings: documentRatingsRepo(db),
     apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
     documentV2: documentV2Repo(db),
+    replacements: documentReplacementsRepo(db, dialect),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
     statistics: statisticsRepo(db, dialect.name),

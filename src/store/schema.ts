@@ -347,6 +347,28 @@ export interface StatMonthsTable {
   readSeconds: number;
 }
 
+/**
+ * A new file for a document that stays published meanwhile (migration 0016): converted under its
+ * own `blobId` by the job `jobId`; `state` P while converting, F when it failed (the document keeps
+ * its pages). Gone once the document switched to it.
+ */
+export interface DocumentReplacementsTable {
+  documentId: string;
+  accountId: number;
+  blobId: string;
+  jobId: number;
+  origin: DocumentOrigin;
+  orgDocType: RecordedDocType;
+  orgDocName: string;
+  slurpUrl: string;
+  originalSize: number;
+  state: "P" | "F";
+  errorCode: number;
+  errorMessage: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** A name a document had before it was renamed (migration 0017): its old addresses lead to it. */
 export interface DocumentOldNamesTable {
   accountId: number;
@@ -375,6 +397,7 @@ export interface Database {
   documentComments: DocumentCommentsTable;
   apiTokens: ApiTokensTable;
   documentV2: DocumentV2Table;
+  documentReplacements: DocumentReplacementsTable;
   dailySalts: DailySaltsTable;
   statDays: StatDaysTable;
   statPages: StatPagesTable;

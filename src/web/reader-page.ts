@@ -3,6 +3,7 @@ import {
   coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textBasePath,
 } from "./document-paths.ts";
 import { html, safeHttpUrl, trusted, type Html } from "./html.ts";
+import { markTerms } from "./snippet-marks.ts";
 import { oembedLinks } from "./oembed.ts";
 import { pageLayout } from "./page-layout.ts";
 import { plainHttpOrigin } from "./public-origin.ts";
@@ -65,16 +66,23 @@ function docHeader(v: ReaderView): Html {
   const info = safeHttpUrl(doc.infoLink);
   // Offered only when its origin can be the page's media-src (web-routes sets the same one).
   const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
-  return html`<header class="doc-head">
-<h1 class="doc-title">${doc.title}</h1>
-<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
-${contentShown(v) && doc.description && html`<p class="doc-description">${doc.description}</p>`}
-${contentShown(v) && doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
-<p class="doc-links">
+  const details = [
+    contentShown(v) && doc.description && html`<p class="doc-description">${doc.description}</p>`,
+    contentShown(v) && doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`,
+    (info || doc.downloadable) && html`<p class="doc-links">
 ${info && html`<a href="${info}" rel="noopener nofollow ugc">More information</a>`}
 ${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" download>Download</a>`}
-</p>
-${sound && html`<audio class="doc-sound" controls preload="none" src="${sound}">Audio: <a href="${sound}" rel="noopener nofollow ugc">listen</a></audio>`}
+</p>`,
+    sound && html`<audio class="doc-sound" controls preload="none" src="${sound}">Audio: <a href="${sound}" rel="noopener nofollow ugc">listen</a></audio>`,
+  ].filter((d): d is Html => Boolean(d));
+  // One compact bar: page 1 is in the first screen, the document's details one click away (issue 26 item 7).
+  return html`<header class="doc-head">
+<div class="doc-id">
+<h1 class="doc-title">${doc.title}</h1>
+<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
+</div>
+${contentShown(v) && searchForm(v)}
+${details.length > 0 && html`<details class="doc-details"><summary>Details</summary><div class="doc-details-body">${details}</div></details>`}
 </header>`;
 }
 
@@ -92,19 +100,23 @@ function toolbar(v: ReaderView): Html {
 }
 
 function searchForm(v: ReaderView): Html {
+  return html`<form class="search" role="search" method="get" data-role="search">
+<label for="search-q" class="sr-only">Search this document</label>
+<input id="search-q" name="q" type="search" value="${v.query}" placeholder="Words to find">
+<button type="submit">Search</button>
+</form>`;
+}
+
+/** The server's answer to a search without script; with script reader.js draws the same list, with next and previous. */
+function searchResults(v: ReaderView): Html {
   const results = v.hits === undefined
     ? html``
     : v.hits.length === 0
       ? html`<p>No page contains “${v.query}”.</p>`
       : html`<p>${countOf(v.hits.length, "page")} with “${v.query}”:</p><ol>${v.hits.map(
-          (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a>: ${h.snippet}</li>`,
+          (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a> <span class="snippet">${markTerms(h.snippet, v.query)}</span></li>`,
         )}</ol>`;
-  return html`<form class="search" role="search" method="get" data-role="search">
-<label for="search-q">Search this document</label>
-<input id="search-q" name="q" type="search" value="${v.query}">
-<button type="submit">Search</button>
-</form>
-<section class="results" data-role="results" aria-live="polite" aria-label="Search results">${results}</section>`;
+  return html`<section class="results" data-role="results" aria-live="polite" aria-label="Search results">${results}</section>`;
 }
 
 function pageFigure(v: ReaderView, n: number): Html {
@@ -144,18 +156,18 @@ export function readerPage(v: ReaderView): Html {
     ? explicitNotice(v)
     : html`<div class="reader-body">
 ${toolbar(v)}
-<div class="stage" data-role="stage" tabindex="0" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
+<div class="stage" data-role="stage" tabindex="0" role="region" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
 ${thumbs(v)}
 </div>
 ${(!v.doc.explicit || v.consented) && v.feedback}`;
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
     v.assets,
-    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
+    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
-${!v.embed && contentShown(v) && searchForm(v)}
+${!v.embed && contentShown(v) && searchResults(v)}
 ${body}
 ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Embeddable reader</a></p>`}
 </main>`,

@@ -278,7 +278,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
 
     /** Page images, covers and text of an active document, immutable when asked for with the document's version. */
     const sendDocBlob = async (req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string, type: string) => {
-      const version = imageVersion(doc.documentId);
+      const version = imageVersion(doc);
       const etag = `"${version}-${key.slice(key.indexOf("/", 10) + 1).replace(/[^A-Za-z0-9.-]/g, "_")}"`;
       reply
         .header("etag", etag)
@@ -321,7 +321,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const doc = await findDoc(req.params);
       const n = Number(m[1]);
       if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
-      const version = imageVersion(doc.documentId);
+      const version = imageVersion(doc);
       reply
         .header("cache-control", firstValue(req.query.v) === version ? IMMUTABLE.replace("public", doc.access === "private" ? "private" : "public") : REVALIDATE)
         .header("x-content-type-options", "nosniff")

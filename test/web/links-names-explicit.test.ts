@@ -128,7 +128,7 @@ describe("links, names and explicit documents", { timeout: 240_000 }, () => {
       const doc = await fx.publish(ONE_PAGE, { title: "Moving house", name: "moving-house", downloadable: "true" });
       const e = (await fx.client.ok("document_embed.add", { documentId: doc.documentId })).documentEmbed as { id: number };
       await ok({ name: "moving-house", newName: "new-house" });
-      const v = imageVersion(doc.documentId);
+      const v = imageVersion(doc);
       const cases: Array<[string, string]> = [
         ["/tester/docs/moving-house", "/tester/docs/new-house"],
         ["/tester/docs/moving-house?q=x", "/tester/docs/new-house?q=x"],

@@ -12,6 +12,7 @@ import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
 import { categoryName, languageName, shortDate, typeName } from "./app-words.ts";
 import { changedParams, documentForm, formValues, submittedValues } from "./document-form.ts";
 import { stateCell } from "./documents-page.ts";
+import { registerReplaceFile, replaceFileSection, REPLACE_NOTICES } from "./replace-file-form.ts";
 
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 type Params = { Params: { documentId: string } };
@@ -36,7 +37,9 @@ function notFound(ctx: AppContext, req: FastifyRequest, reply: FastifyReply) {
 <p>This document does not exist, or no longer does. <a href="${APP_BASE}/documents">Back to your documents</a>.</p>`, 404);
 }
 
-function documentView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200) {
+async function documentView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200, replaceError?: string) {
+  // Replace file (issue 26 item 5): its own block, below the edit form (src/web/app/replace-file-form.ts).
+  const replacement = await ctx.store.replacements.get(doc.documentId);
   return sendAppPage(ctx, req, reply, { title: doc.title, section: "documents" }, (csrf) => html`<p><a href="${APP_BASE}/documents">← Documents</a></p>
 <h1>${doc.title}</h1>
 ${noticeBox(notice)}
@@ -62,6 +65,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 </div>
 <div>
 ${documentForm(docHref(doc), csrf, form)}
+${replaceFileSection(doc, replacement, csrf, ctx.config.maxUploadBytes, replaceError)}
 <fieldset class="danger-zone">
 <legend>Delete</legend>
 <p>Deleting removes the document, its pages and its original file for good.</p>
@@ -71,7 +75,7 @@ ${documentForm(docHref(doc), csrf, form)}
 </div>`, status);
 }
 
-const NOTICES: Readonly<Record<string, string>> = { saved: "Your changes were saved.", unchanged: "Nothing was changed." };
+const NOTICES: Readonly<Record<string, string>> = { saved: "Your changes were saved.", unchanged: "Nothing was changed.", ...REPLACE_NOTICES };
 
 /** One document (issue 14 item 2): every field the API lets its owner change, delete with a confirmation. */
 export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): void {
@@ -96,6 +100,13 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
       if (failure.field === undefined) req.log.error({ err }, "document update from the app failed");
       return documentView(ctx, req, reply, doc, { values: sent, error: failure }, undefined, failure.field === undefined ? 500 : 400);
     }
+  });
+
+  // Replace file (issue 26 item 5): the form's route, with this page to show its errors on.
+  registerReplaceFile(scope, ctx, {
+    ownDocument: (req) => ownDocument(ctx, req),
+    notFound: async (req, reply) => notFound(ctx, req, reply),
+    showError: async (req, reply, doc, error, status) => documentView(ctx, req, reply, doc, { values: formValues(doc) }, undefined, status, error),
   });
 
   scope.get<Params>("/documents/:documentId/delete", async (req, reply) => {
