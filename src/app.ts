@@ -58,6 +58,13 @@ function preauthBudgetFor(config: Readonly<Config>): PreauthBudget {
   return budget;
 }
 
+/** Fastify's trustProxy: a hop count is the function Fastify itself makes of a number (its types take none). */
+function trustProxyOption(t: Config["trustProxy"]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (t === false) return false;
+  if (typeof t === "number") return (_address: string, hop: number) => hop < t;
+  return [...t];
+}
+
 /** Builds the HTTP app without listening, so tests and `quire serve` share it. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -79,6 +86,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     return503OnClosing: true,
     genReqId: requestIdOf,
+    // Off by default: X-Forwarded-* are the client's to forge unless a proxy the operator named
+    // sent them. req.ip (every per-address limit), req.protocol and req.host follow this.
+    trustProxy: trustProxyOption(opts.deps.config.trustProxy),
   });
   // The API reads its own bodies (streamed multipart, strict form decoding); Fastify must not consume them.
   app.removeAllContentTypeParsers();

@@ -1,6 +1,8 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseSecretKeys } from "./domain/secret-box.ts";
+import { HOST_RE } from "./domain/host-names.ts";
 import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./domain/ocr-languages.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
@@ -14,6 +16,12 @@ export interface Config {
    * pages may write into absolute links when publicUrl is unset; any other Host gets none.
    */
   allowedHosts: readonly string[];
+  /**
+   * QUIRE_TRUST_PROXY: which peers may say, in X-Forwarded-For/-Proto/-Host, who the client is and
+   * which address it asked for (Fastify's `trustProxy`): false (the default) trusts no one, a number
+   * trusts that many hops of proxies, a list trusts those addresses and CIDR ranges.
+   */
+  trustProxy: false | number | readonly string[];
   /** Characters of text kept per page and per document (the reader's HTML, text layer and search). */
   textMaxPageChars: number;
   textMaxDocumentChars: number;
@@ -157,8 +165,45 @@ export const DEFAULT_RATE_PER_SECOND = 50;
 /** One core for the event loop, the others (up to 4) for searches. */
 const DEFAULT_SEARCH_CONCURRENCY = Math.max(1, Math.min(4, availableParallelism() - 1));
 
-/** A host name (letters, digits, dots, hyphens) or a bracketed IPv6 address, with an optional port: what a Host header may say. */
-export const HOST_RE = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** proxy-addr's names for address ranges, which Fastify's trustProxy accepts beside addresses and CIDRs. */
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** An IPv4 or IPv6 address, with an optional /prefix within its family's bits. */
+function isAddressOrCidr(value: string): boolean {
+  const slash = value.indexOf("/");
+  const address = slash === -1 ? value : value.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const bits = value.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * QUIRE_TRUST_PROXY: unset, empty, `0`, `off` or `false` trusts no proxy; a whole number trusts that
+ * many hops; otherwise a comma-separated list of addresses, CIDR ranges and proxy-addr's range
+ * names. `true`/`all` are refused: trusting every peer lets any client choose its own address.
+ */
+export function parseTrustProxy(raw: string | undefined, problems: string[]): false | number | readonly string[] {
+  const value = (raw ?? "").trim().toLowerCase();
+  if (value === "" || value === "0" || value === "off" || value === "false") return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops <= 32) return hops;
+    problems.push(`QUIRE_TRUST_PROXY=${JSON.stringify(raw)}: expected a number of proxy hops from 1 to 32`);
+    return false;
+  }
+  const list = value.split(",").map((v) => v.trim()).filter((v) => v !== "");
+  const bad = list.filter((v) => !PROXY_RANGE_NAMES.has(v) && !isAddressOrCidr(v));
+  if (bad.length > 0 || list.length === 0) {
+    problems.push(`QUIRE_TRUST_PROXY=${JSON.stringify(raw)}: expected off, a number of hops, or addresses and CIDR ranges joined by commas (${bad.map((b) => JSON.stringify(b)).join(", ") || "none given"} not understood)`);
+    return false;
+  }
+  return list;
+}
+
+export { HOST_RE };
 
 type Env = Record<string, string | undefined>;
 
@@ -216,6 +261,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (!HOST_RE.test(h)) problems.push(`QUIRE_ALLOWED_HOSTS: ${JSON.stringify(h)} is not a host name or host:port`);
   }
 
+  const trustProxy = parseTrustProxy(env.QUIRE_TRUST_PROXY, problems);
+
   const logLevel = env.QUIRE_LOG_LEVEL || "info";
   if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(logLevel)) {
     problems.push(`QUIRE_LOG_LEVEL=${logLevel}: expected fatal, error, warn, info, debug, trace or silent`);
@@ -258,6 +305,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     uploadPort: int("QUIRE_UPLOAD_PORT", undefined, 0, 65535),
     publicUrl: publicUrl?.replace(/\/+$/, ""),
     allowedHosts,
+    trustProxy,
     textMaxPageChars: int("QUIRE_TEXT_MAX_PAGE_CHARS", 20_000, 100, 10_000_000) ?? 20_000,
     textMaxDocumentChars: int("QUIRE_TEXT_MAX_DOCUMENT_CHARS", 1_000_000, 1000, 100_000_000) ?? 1_000_000,
     dataDir,

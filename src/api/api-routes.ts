@@ -123,7 +123,7 @@ async function handleApiRequest(
     const cacheKey = ANSWERS_FROM_DOCUMENTS_ONLY.has(caller.action) ? answers.keyFor(caller, params) : undefined;
     const cached = cacheKey === undefined ? undefined : answers.get(cacheKey);
     if (cached) return send(reply, cached);
-    const payload = await handler({ params, caller, deps: opts.deps, log: req.log, upload, now: Date.now(), requestId: req.id });
+    const payload = await handler({ params, caller, deps: opts.deps, log: req.log, upload, now: Date.now(), requestId: req.id, origin: req });
     const rendered = renderOk(format, payload);
     if (cacheKey !== undefined) answers.set(cacheKey, rendered);
     return send(reply, rendered);

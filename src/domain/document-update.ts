@@ -5,7 +5,7 @@ import {
   optionalLanguage, optionalRatingsAllowed, optionalSoundUrl, optionalTags, text, type ParamGetter,
 } from "./document-options.ts";
 import { invalid, missing } from "./errors.ts";
-import { isValidDocumentName } from "./values.ts";
+import { isValidDocumentName, isXmlSafe, parseList } from "./values.ts";
 
 /** What `svc.document.update` may change (decisions §8); an absent field stays as it is. */
 export interface DocumentChanges {
@@ -24,6 +24,29 @@ export interface DocumentChanges {
   ratingsAllowed?: boolean;
   soundUrl?: string;
   newName?: string;
+}
+
+/**
+ * The fields `clear` may empty. A parameter sent empty counts as absent (decisions §4), so an
+ * update cannot say "empty" with the field itself: `clear=description,tags` says it.
+ */
+export const CLEARABLE_FIELDS = ["description", "tags", "infoLink", "soundUrl"] as const;
+type Clearable = (typeof CLEARABLE_FIELDS)[number];
+const EMPTY: { [K in Clearable]: DocumentChanges[K] } = { description: "", tags: [], infoLink: "", soundUrl: "" };
+
+/**
+ * `clear`: a list of CLEARABLE_FIELDS to empty. A name it cannot clear, or one also sent with a
+ * value (which of the two was meant?), is 201 on `clear`.
+ */
+function readClear(get: ParamGetter, changes: DocumentChanges): void {
+  const value = get("clear");
+  if (value === undefined) return;
+  if (!isXmlSafe(value)) throw invalid("clear");
+  for (const name of parseList(value)) {
+    const field = CLEARABLE_FIELDS.find((f) => f === name);
+    if (field === undefined || changes[field] !== undefined) throw invalid("clear");
+    Object.assign(changes, { [field]: EMPTY[field] });
+  }
 }
 
 /**
@@ -56,6 +79,7 @@ export function readDocumentUpdate(get: ParamGetter): { name: string; changes: D
     if (!isValidDocumentName(newName)) throw invalid("newName");
     changes.newName = newName;
   }
+  readClear(get, changes);
   for (const key of Object.keys(changes) as Array<keyof DocumentChanges>) if (changes[key] === undefined) delete changes[key];
   return { name, changes };
 }

@@ -52,12 +52,13 @@ export function assertStartPageExists(doc: Pick<DocumentRecord, "pageCount">, pa
 /**
  * The embed code (`svc.document_embed.get_html_code`, and the app's sharing page): an iframe of
  * the reader's embed page `/<username>/docs/<name>/embed?embed=<id>&page=<readerStartPage>` at the
- * embed's size. The address is absolute on QUIRE_PUBLIC_URL when that is set, else relative to
- * the server's root. Every attribute value is HTML-escaped.
+ * embed's size. The address is absolute on `origin` (QUIRE_PUBLIC_URL, else the origin the
+ * request was sent to: a code pasted on another site must not point at that site), relative only
+ * when there is none. Every attribute value is HTML-escaped.
  */
-export function embedHtml(e: EmbedShape, doc: { username: string; name: string; title: string }, publicUrl: string | undefined): string {
+export function embedHtml(e: EmbedShape, doc: { username: string; name: string; title: string }, origin: string | undefined): string {
   const path = `/${encodeURIComponent(doc.username)}/docs/${encodeURIComponent(doc.name)}/embed`;
-  const src = `${publicUrl ?? ""}${path}?embed=${e.id}&page=${e.readerStartPage}`;
+  const src = `${origin ?? ""}${path}?embed=${e.id}&page=${e.readerStartPage}`;
   const attrs: Array<[string, string]> = [
     ["src", src],
     ["width", String(e.width)],

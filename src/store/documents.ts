@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Updateable } from "kysely";
+import { recordRename, releaseName } from "./document-old-names.ts";
 import type { Access, DocumentOrigin, DocumentRecord, DocumentState } from "../domain/document.ts";
 import type { OrgDocType, RecordedDocType } from "../domain/formats.ts";
 import type { JobKind } from "../domain/job-kinds.ts";
@@ -123,6 +124,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
   const insertRecordAndJob = (doc: DocumentRecord, jobKind: JobKind, requestId: string | undefined) =>
     db.transaction().execute(async (trx) => {
       await trx.insertInto("documents").values(toRow(doc)).execute();
+      await releaseName(trx, doc.accountId, doc.name);
       await index.indexFields(trx, doc.documentId);
       await trx
         .insertInto("jobs")
@@ -136,6 +138,8 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
   /** P -> A and the bookmarks in the folders the upload named, together (decisions §7). */
   const activate = (documentId: string, result: ActivationResult, now: number): Promise<boolean> =>
     db.transaction().execute(async (trx) => {
+      // A name made from the title may replace the one it had: the old one keeps leading here.
+      const before = result.name === undefined ? undefined : await trx.selectFrom("documents").select("name").where("documentId", "=", documentId).executeTakeFirst();
       const activated = await trx
         .updateTable("documents")
         .set({
@@ -155,9 +159,10 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
         })
         .where("documentId", "=", documentId)
         .where("state", "=", "P")
-        .returning(["accountId", "title", "description", "folderIds", "draft"])
+        .returning(["accountId", "title", "description", "folderIds", "draft", "name"])
         .executeTakeFirst();
       if (!activated) return false;
+      if (before) await recordRename(trx, { accountId: activated.accountId, documentId, oldName: before.name, newName: activated.name, now });
       const folderIds = JSON.parse(activated.folderIds) as string[];
       await bookmarksRepo(trx).addForActivatedDocument(trx, { documentId, ...activated }, folderIds, now);
       // A draft's `document.active` is recorded when it is published (publishDraft).
@@ -312,6 +317,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     async update(accountId: number, documentId: string, patch: DocumentPatch): Promise<DocumentWrite> {
       try {
         return await db.transaction().execute(async (trx): Promise<DocumentWrite> => {
+          const before = patch.name === undefined ? undefined : await trx.selectFrom("documents").select("name").where("accountId", "=", accountId).where("documentId", "=", documentId).executeTakeFirst();
           const r = await trx
             .updateTable("documents")
             .set(patch)
@@ -319,6 +325,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
             .where("documentId", "=", documentId)
             .executeTakeFirst();
           if (Number(r.numUpdatedRows) !== 1) return { ok: false, reason: "not-found" };
+          if (before && patch.name !== undefined) await recordRename(trx, { accountId, documentId, oldName: before.name, newName: patch.name, now: patch.updatedAt });
           // Access and state are read from the row at search time: only indexed fields are written again.
           if (INDEXED_FIELDS.some((f) => patch[f] !== undefined)) await index.indexFields(trx, documentId);
           return { ok: true };
@@ -372,6 +379,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     async insertDraft(doc: DocumentRecord): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await trx.insertInto("documents").values(toRow({ ...doc, draft: true, state: "D" })).execute();
+        await releaseName(trx, doc.accountId, doc.name);
         await index.indexFields(trx, doc.documentId);
       });
     },

@@ -543,6 +543,23 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await db.schema.createIndex("document_replacements_blob").ifNotExists().on("document_replacements").column("blob_id").execute();
       },
     },
+    "0017_document_old_names": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // A renamed document's earlier names (issue 26 item 4): their addresses redirect to it for
+        // good, unless another document of the account takes the name. Gone with the document.
+        await db.schema
+          .createTable("document_old_names")
+          .ifNotExists()
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("name", "text", (c) => c.notNull())
+          .addColumn("document_id", "text", (c) => c.notNull().references("documents.document_id").onDelete("cascade"))
+          .addColumn("renamed_at", "bigint", (c) => c.notNull())
+          .addPrimaryKeyConstraint("document_old_names_pk", ["account_id", "name"])
+          .execute();
+        await db.schema.createIndex("document_old_names_document").ifNotExists().on("document_old_names").column("document_id").execute();
+      },
+    },
   };
 }
 

@@ -29,6 +29,15 @@ export function publicPagesRepo(db: Kysely<Database>) {
       return row ? fromRow(row) : undefined;
     },
 
+    /** The document that had this name before a rename (issue 26 item 4), if no document has it now. */
+    async documentByOldName(username: string, name: string): Promise<DocumentRecord | undefined> {
+      const row = await documentOf(username)
+        .innerJoin("documentOldNames", (j) => j.onRef("documentOldNames.documentId", "=", "documents.documentId").onRef("documentOldNames.accountId", "=", "accounts.id"))
+        .where("documentOldNames.name", "=", name)
+        .executeTakeFirst();
+      return row ? fromRow(row) : undefined;
+    },
+
     /** A document by its owner and `documentId`: its first address, which stays valid after a name is given. */
     async documentById(username: string, documentId: string): Promise<DocumentRecord | undefined> {
       const row = await documentOf(username).where("documents.documentId", "=", documentId).executeTakeFirst();

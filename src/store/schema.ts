@@ -369,8 +369,17 @@ export interface DocumentReplacementsTable {
   updatedAt: number;
 }
 
+/** A name a document had before it was renamed (migration 0017): its old addresses lead to it. */
+export interface DocumentOldNamesTable {
+  accountId: number;
+  name: string;
+  documentId: string;
+  renamedAt: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
+  documentOldNames: DocumentOldNamesTable;
   apiKeys: ApiKeysTable;
   documents: DocumentsTable;
   folders: FoldersTable;

@@ -77,7 +77,8 @@ export function oembedAnswer(doc: DocumentRecord, origin: string, target: Oembed
   ];
   // A thumbnail only when it fits the consumer's bounds too (the specification asks it of the resource).
   const thumbHeight = doc.coverWidth > 0 ? Math.round((THUMBNAIL_WIDTH * doc.coverHeight) / doc.coverWidth) : 0;
-  if (thumbHeight > 0 && THUMBNAIL_WIDTH <= (max.width ?? Infinity) && thumbHeight <= (max.height ?? Infinity)) {
+  // An explicit document's cover is shown to no one who has not agreed to see it (issue 26 item 3).
+  if (!doc.explicit && thumbHeight > 0 && THUMBNAIL_WIDTH <= (max.width ?? Infinity) && thumbHeight <= (max.height ?? Infinity)) {
     fields.push(["thumbnail_url", origin + coverPath(doc, "medium")], ["thumbnail_width", THUMBNAIL_WIDTH], ["thumbnail_height", thumbHeight]);
   }
   fields.push(["html", iframe], ["width", width], ["height", height]);

@@ -28,8 +28,11 @@ export function profilePage(v: ProfileView) {
   const at = (p: number) => (p === 1 ? here : `${here}?page=${p}`);
   const items = v.docs.map((d) => {
     const ratio = d.coverWidth > 0 ? d.coverHeight / d.coverWidth : Math.SQRT2;
+    // An explicit document's cover waits behind its reader's warning (issue 26 item 3).
     return html`<li class="card"><a href="${docPath(d)}">
-<img src="${coverPath(d, "medium")}" alt="" width="300" height="${Math.round(300 * ratio)}" loading="lazy" decoding="async">
+${d.explicit
+  ? html`<span class="cover-withheld">Marked as explicit: open to see</span>`
+  : html`<img src="${coverPath(d, "medium")}" alt="" width="300" height="${Math.round(300 * ratio)}" loading="lazy" decoding="async">`}
 <span class="card-title">${d.title}</span></a>
 <span class="card-meta">${countOf(d.pageCount, "page")} · <time datetime="${new Date(d.publishDate).toISOString()}">${new Date(d.publishDate).toISOString().slice(0, 10)}</time></span>
 </li>`;

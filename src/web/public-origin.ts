@@ -1,4 +1,7 @@
 import { HOST_RE, type Config } from "../config.ts";
+import { requestOrigin, type OriginRequest } from "../ops/request-origin.ts";
+
+export { linkOrigin, requestOrigin } from "../ops/request-origin.ts";
 
 /**
  * The absolute origin the public pages may write into links (canonical, OpenGraph, sitemap,
@@ -7,16 +10,14 @@ import { HOST_RE, type Config } from "../config.ts";
  * the list allowing any port. Without QUIRE_PUBLIC_URL and such a Host, pages use relative links
  * and leave out what must be absolute.
  */
-export function publicOrigin(
-  config: Pick<Config, "publicUrl" | "allowedHosts">,
-  req: { protocol: string; headers: { host?: string | undefined } },
-): string | undefined {
+export function publicOrigin(config: Pick<Config, "publicUrl" | "allowedHosts">, req: OriginRequest): string | undefined {
   if (config.publicUrl) return config.publicUrl;
-  const host = (req.headers.host ?? "").toLowerCase();
-  if (!HOST_RE.test(host)) return undefined;
+  const origin = requestOrigin(req);
+  if (origin === undefined) return undefined;
+  const host = (req.host ?? "").toLowerCase();
   const name = host.replace(/:[0-9]+$/, "");
   if (!config.allowedHosts.includes(host) && !config.allowedHosts.includes(name)) return undefined;
-  return `${req.protocol === "https" ? "https" : "http"}://${host}`;
+  return origin;
 }
 
 /**

@@ -1,4 +1,5 @@
 import fastifyFormbody from "@fastify/formbody";
+import { MovedDocument } from "./renamed-documents.ts";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import { checkCommentInput, COMMENT_PROBLEM_TEXT, parseStars, ratingSummary, type CommentInputProblem } from "../domain/comments.ts";
@@ -58,7 +59,8 @@ function isCrossSite(req: FastifyRequest): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return false;
   try {
-    return new URL(origin).host !== req.headers.host;
+    // req.host: the proxy's X-Forwarded-Host when QUIRE_TRUST_PROXY names it, the Host header otherwise.
+    return new URL(origin).host !== req.host;
   } catch {
     return true;
   }
@@ -88,6 +90,8 @@ export async function registerReaderFeedbackRoutes(web: FastifyInstance, deps: F
 
     // A failure says nothing of its cause (logged once); nothing was stored, since each write is one transaction.
     scope.setErrorHandler((err: FastifyError, req, reply) => {
+      // An old name: the public pages' handler sends the request to the new one.
+      if (err instanceof MovedDocument) throw err;
       const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) req.log.error({ err }, "reader feedback request failed");
       const message = status === 413 ? "What was sent is too large." : status === 500 ? "Something went wrong on our side. Please try again later." : "This request could not be understood.";

@@ -59,15 +59,21 @@ export function firstImagePreload(v: Pick<ReaderView, "doc" | "startPage" | "emb
   return { srcset: pageSrcset(v.doc, v.startPage), sizes: pageSizes(v.doc) };
 }
 
-/** What the reader's page tells search engines and social sites; also the app's sharing preview. */
+/** Whether the document's content may be shown: not explicit, or the reader agreed (issue 26 item 3). */
+export const contentShown = (v: Pick<ReaderView, "doc" | "consented">): boolean => !v.doc.explicit || v.consented;
+
+/**
+ * What the reader's page tells search engines and social sites; also the app's sharing preview.
+ * An explicit document tells them its title alone: no one has agreed to see its cover or words.
+ */
 export function shareMeta(v: Pick<ReaderView, "doc" | "origin" | "embed">) {
   const { doc } = v;
   return {
     title: `${doc.title} — ${doc.username}`,
-    description: doc.description,
+    description: doc.explicit ? "" : doc.description,
     canonical: (v.origin ?? "") + docPath(doc),
     shareUrl: v.origin === undefined ? undefined : v.origin + docPath(doc),
-    image: v.origin === undefined ? undefined : v.origin + coverPath(doc, "large"),
+    image: v.origin === undefined || doc.explicit ? undefined : v.origin + coverPath(doc, "large"),
     noindex: doc.access === "private" || v.embed,
     lang: doc.language || "en",
     oembed: v.origin === undefined || v.embed ? undefined : oembedLinks(doc, v.origin),
@@ -80,8 +86,8 @@ function docHeader(v: ReaderView): Html {
   // Offered only when its origin can be the page's media-src (web-routes sets the same one).
   const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
   const details = [
-    doc.description && html`<p class="doc-description">${doc.description}</p>`,
-    doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`,
+    contentShown(v) && doc.description && html`<p class="doc-description">${doc.description}</p>`,
+    contentShown(v) && doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`,
     (info || doc.downloadable) && html`<p class="doc-links">
 ${info && html`<a href="${info}" rel="noopener nofollow ugc">More information</a>`}
 ${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" download>Download</a>`}
@@ -94,7 +100,7 @@ ${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" downl
 <h1 class="doc-title">${doc.title}</h1>
 <p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
 </div>
-${searchForm(v)}
+${contentShown(v) && searchForm(v)}
 ${details.length > 0 && html`<details class="doc-details"><summary>Details</summary><div class="doc-details-body">${details}</div></details>`}
 </header>`;
 }
@@ -181,7 +187,7 @@ ${thumbs(v)}
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
-${!v.embed && searchResults(v)}
+${!v.embed && contentShown(v) && searchResults(v)}
 ${body}
 ${v.embed && shown && v.feedback}
 </div>

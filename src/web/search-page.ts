@@ -45,8 +45,18 @@ export function searchForm(action: string, query: string, label: string): Html {
 
 function resultItem(m: SearchMatch, v: SearchResultsView): Html {
   const d = m.record;
-  const ratio = d.coverWidth > 0 ? d.coverHeight / d.coverWidth : Math.SQRT2;
   const first = m.hits[0]?.page;
+  // An explicit document shows its title alone: cover, snippets and description wait behind its warning (issue 26 item 3).
+  if (d.explicit) {
+    return html`<li class="result">
+<span class="result-cover cover-withheld" aria-hidden="true"></span>
+<div class="result-body">
+<h2 class="result-title"><a href="${docPath(d)}">${d.title}</a></h2>
+<p class="result-meta">${v.showOwner && html`by <a href="${profilePath(d.username)}">${d.username}</a> · `}${d.pageCount} pages · marked as explicit</p>
+</div>
+</li>`;
+  }
+  const ratio = d.coverWidth > 0 ? d.coverHeight / d.coverWidth : Math.SQRT2;
   return html`<li class="result">
 <a class="result-cover" href="${readerLink(m, v.query, first)}" tabindex="-1" aria-hidden="true"><img src="${coverPath(d, "small")}" alt="" width="120" height="${Math.round(120 * ratio)}" loading="lazy" decoding="async"></a>
 <div class="result-body">

@@ -21,6 +21,7 @@ import { askedSearch, readerQueryText, readerVariant } from "./reader-address.ts
 import { readerRenderPool } from "./reader-render-pool.ts";
 import { SearchBusyError } from "../store/search-gate.ts";
 import { isReservedUsername } from "../domain/reserved-usernames.ts";
+import { MovedDocument, renamedAddress } from "./renamed-documents.ts";
 import { sitemapXml } from "./sitemap.ts";
 import { registerStatistics } from "./stats-routes.ts";
 import { loadWebAssets } from "./web-assets.ts";
@@ -104,14 +105,34 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
    * such page". A document is named by its `documentId` until its conversion gives it a name from
    * its title (decisions §5), so that first address keeps finding it.
    */
-  const findDoc = async (p: DocParams): Promise<DocumentRecord | undefined> => {
+  const findCurrent = async (p: DocParams): Promise<DocumentRecord | undefined> => {
     if (!isValidUsername(p.username) || isReservedUsername(p.username)) return undefined;
     const doc = await repo.documentByAddress(p.username, p.name);
     if (doc || !DOCUMENT_ID_RE.test(p.name)) return doc;
     return repo.documentById(p.username, p.name);
   };
+  /** As findCurrent, and a name the document had before a rename finds it too (issue 26 item 4). */
+  const findFollowingRenames = async (p: DocParams): Promise<DocumentRecord | undefined> =>
+    (await findCurrent(p)) ?? (isValidUsername(p.username) && !isReservedUsername(p.username) ? repo.documentByOldName(p.username, p.name) : undefined);
+  /** As findCurrent; at an old name, MovedDocument: the scope's error handler sends the address to the new one. */
+  const findDoc = async (p: DocParams): Promise<DocumentRecord | undefined> => {
+    const doc = await findCurrent(p);
+    if (doc || !isValidUsername(p.username) || isReservedUsername(p.username)) return doc;
+    const moved = await repo.documentByOldName(p.username, p.name);
+    if (moved) throw new MovedDocument(moved);
+    return undefined;
+  };
 
   await app.register(async (web) => {
+    // Every address with an old name in it (reader, embed, pages, covers, text, download…) goes to
+    // the same address with the new name, for good: 301 (308 keeps a POST a POST). Cached an hour
+    // only, since another document may take the name later and the address is then its own.
+    web.setErrorHandler((err, req, reply) => {
+      if (!(err instanceof MovedDocument)) throw err;
+      return reply
+        .header("cache-control", "public, max-age=3600")
+        .redirect(renamedAddress(req.url, err.doc), req.method === "GET" || req.method === "HEAD" ? 301 : 308);
+    });
     // The app leaves query strings unparsed (the API reads its own bytes); these pages want them.
     web.addHook("onRequest", (req, _reply, done) => {
       req.query = queryOf(req.url);
@@ -127,8 +148,8 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     // Browsers ask for it whatever the page says; the icon is the one the pages link to.
     web.get("/favicon.ico", async (_req, reply) => reply.redirect(assets.icon.url, 301));
 
-    const counting = registerStatistics(web, { config: deps.config, store: deps.store, findDoc });
-    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc, notFound, budget, counting });
+    const counting = registerStatistics(web, { config: deps.config, store: deps.store, findDoc: findCurrent });
+    registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc: findFollowingRenames, notFound, budget, counting });
     await registerReaderFeedbackRoutes(web, { config: deps.config, store: deps.store, assets, findDoc, notFound });
 
     web.get("/robots.txt", async (req, reply) => {

@@ -36,11 +36,11 @@ function assertHtml(res: { status: number; headers: Record<string, string>; body
 }
 
 describe("svc.document_embed.get_html_code", () => {
-  test("an iframe of the embed page at the start page and size, every attribute value escaped", async () => {
+  test("an iframe of the embed page at the start page and size, absolute on the address the request was sent to, every attribute value escaped", async () => {
     assert.equal(name, "annual-report.2024");
     const e = readEmbed(await call(c, "document_embed.add", { documentId, readerStartPage: "3", width: "640", height: "480" }), "json");
     const expected =
-      `<iframe src="/tester/docs/annual-report.2024/embed?embed=${e.id}&amp;page=3" width="640" height="480" ` +
+      `<iframe src="${server.url}/tester/docs/annual-report.2024/embed?embed=${e.id}&amp;page=3" width="640" height="480" ` +
       `title="${TITLE_ESCAPED}" style="border:0" allowfullscreen></iframe>`;
     for (const format of FORMATS) assertHtml(await call(c, "document_embed.get_html_code", { embedId: String(e.id) }, format), expected);
     // no format, by POST, and as JSONP asked: still the snippet itself
@@ -50,7 +50,7 @@ describe("svc.document_embed.get_html_code", () => {
     await call(c, "document_embed.update", { embedId: String(e.id), readerStartPage: "7", width: "1" });
     assertHtml(
       await call(c, "document_embed.get_html_code", { embedId: String(e.id) }),
-      `<iframe src="/tester/docs/annual-report.2024/embed?embed=${e.id}&amp;page=7" width="1" height="480" title="${TITLE_ESCAPED}" style="border:0" allowfullscreen></iframe>`,
+      `<iframe src="${server.url}/tester/docs/annual-report.2024/embed?embed=${e.id}&amp;page=7" width="1" height="480" title="${TITLE_ESCAPED}" style="border:0" allowfullscreen></iframe>`,
     );
   });
 
@@ -83,5 +83,16 @@ describe("with QUIRE_PUBLIC_URL", () => {
       await call(pc, "document_embed.get_html_code", { embedId: String(e.id) }),
       `<iframe src="https://docs.example.com/tester/docs/doc-1/embed?embed=${e.id}&amp;page=1" width="525" height="340" title="T" style="border:0" allowfullscreen></iframe>`,
     );
+  });
+});
+
+describe("the iframe's origin without QUIRE_PUBLIC_URL", () => {
+  test("X-Forwarded-Host and -Proto from a client are not trusted by default", async () => {
+    const e = readEmbed(await call(c, "document_embed.add", { documentId }), "json");
+    const params = sign({ action: "svc.document_embed.get_html_code", apiKey: c.apiKey, embedId: String(e.id) }, c.apiSecret);
+    const forged = await getNormal(c, params, [["X-Forwarded-Host", "evil.example"], ["X-Forwarded-Proto", "https"]]);
+    assert.equal(forged.status, 200);
+    assert.ok(forged.body.startsWith(`<iframe src="${server.url}/tester/`), forged.body);
+    assert.ok(!forged.body.includes("evil.example"));
   });
 });

@@ -125,7 +125,7 @@ describe("headers and links built from input", { timeout: 180_000 }, () => {
   });
 
   test("the configured public address wins over any Host; a Host is trusted only when listed", () => {
-    const req = (host: string) => ({ protocol: "http", headers: { host } });
+    const req = (host: string) => ({ protocol: "http", host });
     assert.equal(publicOrigin({ publicUrl: "https://docs.example", allowedHosts: [] }, req(EVIL)), "https://docs.example");
     assert.equal(publicOrigin({ publicUrl: undefined, allowedHosts: [] }, req(EVIL)), undefined);
     assert.equal(publicOrigin({ publicUrl: undefined, allowedHosts: [GOOD] }, req("GOOD.example:81")), "http://good.example:81");

@@ -1,3 +1,4 @@
+import type { OriginRequest } from "../../ops/request-origin.ts";
 import type { FastifyBaseLogger } from "fastify";
 import type { DiskSpace } from "../../blobs/disk-space.ts";
 import type { BlobStore } from "../../blobs/blob-store.ts";
@@ -27,6 +28,8 @@ export interface ActionContext {
   now: number;
   /** The request's id (X-Request-Id or generated), recorded with the jobs it enqueues. */
   requestId?: string;
+  /** Where the request was sent (through a trusted proxy's X-Forwarded-*): the origin of the links it answers. */
+  origin: OriginRequest;
 }
 
 export type ActionHandler = (ctx: ActionContext) => Promise<Payload>;

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { QuireError } from "../../domain/errors.ts";
 import { SizeBoundedLru } from "../../size-bounded-lru.ts";
 import { addressGroup } from "../../ops/client-address.ts";
+import { linkOrigin } from "../../ops/request-origin.ts";
 import { authenticateBearer, TokenGuessLimit } from "./v2-auth.ts";
 import { V2_OPERATIONS } from "./v2-operations.ts";
 import { V2Error, type V2Caller, type V2Deps } from "./v2-operation.ts";
@@ -37,8 +38,7 @@ function parseQuery(url: string): Record<string, string> {
 }
 
 function origin(deps: V2Deps, req: FastifyRequest): string {
-  if (deps.config.publicUrl) return deps.config.publicUrl;
-  return `${req.protocol === "https" ? "https" : "http"}://${req.headers.host ?? "localhost"}`;
+  return linkOrigin(deps.config, req).origin ?? "http://localhost";
 }
 
 function answerError(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {

@@ -1,6 +1,7 @@
 import { CATEGORIES, DOCUMENT_TYPES, LANGUAGES } from "../../domain/codes.ts";
 import type { DocumentRecord } from "../../domain/document.ts";
 import { MAX_DESCRIPTION_LENGTH, MAX_TITLE_LENGTH } from "../../domain/document-options.ts";
+import { CLEARABLE_FIELDS } from "../../domain/document-update.ts";
 import { html, type Html } from "../html.ts";
 import { field } from "./app-context.ts";
 import { errorBox } from "./app-errors.ts";
@@ -38,15 +39,18 @@ export function submittedValues(body: unknown): Record<FormField, string> {
 
 /**
  * The parameters for `readDocumentUpdate`: only the fields the person changed, so that a value shown
- * the way people read it (a date without its time, tags joined) is not written back altered. An
- * emptied field is sent empty, which the API reads as "unchanged" (decisions §4).
+ * the way people read it (a date without its time, tags joined) is not written back altered. A
+ * field that can be empty and was emptied is named in `clear`, as an API client would; other
+ * emptied fields (title, address name, date) are left as they are.
  */
 export function changedParams(shown: Record<FormField, string>, sent: Record<FormField, string>, documentId: string): (name: string) => string | undefined {
+  const cleared = CLEARABLE_FIELDS.filter((f) => sent[f].trim() === "" && shown[f] !== "");
   return (name) => {
     if (name === "name") return documentId;
+    if (name === "clear") return cleared.length > 0 ? cleared.join(",") : undefined;
     if (!Object.hasOwn(sent, name)) return undefined;
     const key = name as FormField;
-    if (sent[key] === shown[key] || sent[key] === "") return undefined;
+    if (sent[key] === shown[key] || sent[key].trim() === "") return undefined;
     return sent[key];
   };
 }
@@ -91,7 +95,7 @@ ${textInput(state, "title", "Title", html` maxlength="${MAX_TITLE_LENGTH}"`)}
 ${fieldError(state, "description")}
 <textarea id="d-description" name="description" maxlength="${MAX_DESCRIPTION_LENGTH}"${describedBy(state, "description")}>${v.description}</textarea>
 ${textInput(state, "tags", "Tags", html``, "Separated by commas.")}
-${textInput(state, "newName", "Address name", html` autocapitalize="none" spellcheck="false"`, "The last part of the reader's address: 3 to 50 characters among a–z, 0–9, _ . -")}
+${textInput(state, "newName", "Address name", html` autocapitalize="none" spellcheck="false"`, "The last part of the reader's address: 3 to 50 characters among a–z, 0–9, _ . -. After a rename, links and embed codes with the old name still work: they lead here, unless another of your documents takes that name.")}
 <fieldset>
 <legend>Access</legend>
 ${fieldError(state, "access")}
@@ -108,7 +112,7 @@ ${choice(state, "type", "Type", Object.entries(DOCUMENT_TYPES))}
 ${textInput(state, "publishDate", "Publish date", html` type="date"`)}
 ${textInput(state, "infoLink", "Info link", html` type="url" inputmode="url"`, "A web page about the document (http:// or https://).")}
 ${textInput(state, "soundUrl", "Sound", html` type="url" inputmode="url"`, "An .mp3 or .m3u address played beside the reader.")}
-<p class="hint">A field left empty keeps its value, as in the API.</p>
+<p class="hint">An emptied description, tags, info link or sound is removed (the automatic description does not come back). An emptied title, address name or date keeps its value.</p>
 <button type="submit" class="primary">Save changes</button>
 </form>`;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { addKeyTo } from "../../accounts/account-admin.ts";
 import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../../domain/bearer-tokens.ts";
 import { html, type Html } from "../html.ts";
-import { publicOrigin } from "../public-origin.ts";
+import { linkOrigin } from "../public-origin.ts";
 import { accountOf, field, type AppContext } from "./app-context.ts";
 import { errorBox, noticeBox } from "./app-errors.ts";
 import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
@@ -13,7 +13,7 @@ const API_KEY_RE = /^[a-z0-9]{32}$/;
 /** The addresses a client is configured with (decisions §1). */
 function endpoints(ctx: AppContext, req: FastifyRequest): { normal: string; upload: string; uploadPort?: string } {
   // Shown only to the signed-in owner, so the request's own Host will do when no public address is set.
-  const origin = publicOrigin(ctx.config, req) ?? `${req.protocol}://${req.host}`;
+  const origin = linkOrigin(ctx.config, req).origin ?? "";
   const out: { normal: string; upload: string; uploadPort?: string } = { normal: `${origin}/1_0`, upload: `${origin}/upload/1_0` };
   if (ctx.config.uploadPort !== undefined) {
     const u = new URL(origin);

@@ -5,7 +5,7 @@ import { QuireError } from "../../domain/errors.ts";
 import type { EmbedRecord } from "../../store/embeds.ts";
 import { coverPath, docPath, embedPath } from "../document-paths.ts";
 import { html, type Html } from "../html.ts";
-import { publicOrigin } from "../public-origin.ts";
+import { linkOrigin, publicOrigin } from "../public-origin.ts";
 import { shareMeta } from "../reader-page.ts";
 import { accountOf, field, type AppContext } from "./app-context.ts";
 import { describeFailure, errorBox } from "./app-errors.ts";
@@ -20,6 +20,12 @@ function openGraphCard(doc: DocumentRecord, origin: string | undefined): Html {
     return html`<p>This document is private: its page tells social sites nothing, so a shared link shows only its address.</p>`;
   }
   const site = origin ? new URL(origin).host : "this server";
+  if (doc.explicit) {
+    return html`<figure class="og-card" aria-label="Preview as social sites show a link">
+<figcaption class="og-text"><p class="og-site">${site}</p><p class="og-title">${meta.title}</p></figcaption>
+</figure>
+<p class="hint">Marked as explicit: social sites, search results and your profile are shown its title only, never its cover or description.</p>`;
+  }
   return html`<figure class="og-card" aria-label="Preview as social sites show a link">
 <img src="${coverPath(doc, "large")}" alt="" width="${doc.coverWidth || 600}" height="${doc.coverHeight || 800}">
 <figcaption class="og-text"><p class="og-site">${site}</p><p class="og-title">${meta.title}</p>${meta.description && html`<p class="og-description">${meta.description.slice(0, 300)}</p>`}</figcaption>
@@ -30,8 +36,10 @@ ${!origin && html`<p class="hint">Social sites need the server's public address 
 interface ShareView {
   doc: DocumentRecord;
   embeds: EmbedRecord[];
+  /** The trusted origin of the public pages' meta tags (what social sites see). */
   origin: string | undefined;
-  publicUrl: string | undefined;
+  /** Where copied links and embed codes point, and whether it is only the request's own (linkOrigin). */
+  links: { origin: string | undefined; guessed: boolean };
   shape: { readerStartPage: number; width: number; height: number };
   error?: string;
 }
@@ -42,20 +50,30 @@ function embedList(v: ShareView, csrf: string): Html {
     const id = `embed-code-${e.id}`;
     return html`<li><p>Page ${e.readerStartPage}, ${e.width} × ${e.height} pixels</p>
 <label for="${id}" class="sr-only">Embed code ${e.id}</label>
-<textarea id="${id}" class="share-code" readonly>${embedHtml(e, v.doc, v.publicUrl)}</textarea>
+<textarea id="${id}" class="share-code" readonly>${embedHtml(e, v.doc, v.links.origin)}</textarea>
 <button type="button" class="copy" data-copy="${id}">Copy code</button>
 <form method="post" action="${sharePath(v.doc)}/delete" class="inline">${csrfField(csrf)}<input type="hidden" name="embedId" value="${e.id}"><button type="submit">Delete</button></form></li>`;
   })}</ol>`;
 }
 
+/** Says when the links below are made from the address this page was asked at, and how to make them sure. */
+function originNote(links: ShareView["links"]): Html {
+  if (!links.guessed) return html``;
+  if (links.origin === undefined) {
+    return html`<p class="message caution" id="origin-note">These links are relative: the address this page was asked at is not one Quire can use. Set <code>QUIRE_PUBLIC_URL</code> to the server's public address (for example <code>https://docs.example.org</code>).</p>`;
+  }
+  return html`<p class="message caution" id="origin-note">The link and embed codes use <strong>${links.origin}</strong>, the address your browser asked for this page, which is only a guess: readers may reach the server at another one. To be sure, the server's operator sets <code>QUIRE_PUBLIC_URL</code> to its public address (behind a reverse proxy, also <code>QUIRE_TRUST_PROXY</code> to the proxy's address).</p>`;
+}
+
 function shareBody(csrf: string, v: ShareView): Html {
   const { doc, shape } = v;
-  const reader = `${v.origin ?? ""}${docPath(doc)}`;
+  const reader = `${v.links.origin ?? ""}${docPath(doc)}`;
   return html`<p><a href="${APP_BASE}/documents/${doc.documentId}">← ${doc.title}</a></p>
 <h1>Share “${doc.title}”</h1>
 ${errorBox(v.error)}
 <h2>Reader link</h2>
 <p><a href="${reader}" id="reader-link">${reader}</a> <button type="button" class="copy" data-copy="reader-link">Copy link</button></p>
+${originNote(v.links)}
 <div class="share-grid">
 <section aria-labelledby="embed-h">
 <h2 id="embed-h">Embed code</h2>
@@ -84,7 +102,7 @@ export function registerSharePage(scope: FastifyInstance, ctx: AppContext): void
   const show = async (req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, shape: ShareView["shape"], error?: string, status = 200) => {
     const account = accountOf(req);
     const { items } = await store.embeds.list(account.id, { documentId: doc.documentId, sortBy: "id", order: "desc", startIndex: 0, pageSize: 100 });
-    const view: ShareView = { doc, embeds: items, origin: publicOrigin(ctx.config, req), publicUrl: ctx.config.publicUrl, shape, ...(error ? { error } : {}) };
+    const view: ShareView = { doc, embeds: items, origin: publicOrigin(ctx.config, req), links: linkOrigin(ctx.config, req), shape, ...(error ? { error } : {}) };
     return sendAppPage(ctx, req, reply, { title: `Share ${doc.title}`, section: "documents", framesSelf: true, scripts: [ctx.assets.appShareJs] }, (csrf) => html`${shareBody(csrf, view)}`, status);
   };
   /** The account's document that can be shared (the API's rules: 300, 307 while converting, 308 if failed). */
