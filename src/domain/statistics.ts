@@ -5,6 +5,9 @@
  */
 
 /** A view becomes a read once the reader turned a page or stayed this long (seconds). */
+/** How often counted views are written: at most this much counting is lost when the process is killed. */
+export const FLUSH_EVERY_MS = 1000;
+
 export const READ_AFTER_SECONDS = 10;
 /** Seconds of reading one reader can add to a document in a day (a tab left open is not a day's reading). */
 export const MAX_SECONDS_PER_READER_DAY = 4 * 3600;

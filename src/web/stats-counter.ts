@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
 import type { StatEvent } from "../store/statistics.ts";
+import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
-/** How often the buffer is written: at most this much counting is lost when the process is killed. */
-export const FLUSH_EVERY_MS = 1000;
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
 const MAX_BUFFERED = 200_000;
 /** Events written per transaction. */
@@ -31,6 +30,7 @@ export class StatsCounter {
     private readonly store: Store,
     private readonly log?: FastifyBaseLogger,
     private readonly now: () => number = Date.now,
+    private readonly flushEveryMs = FLUSH_EVERY_MS,
   ) {}
 
   push(event: StatEvent): void {
@@ -47,7 +47,7 @@ export class StatsCounter {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
+    this.timer = setInterval(() => void this.flush(), this.flushEveryMs);
     this.timer.unref();
   }
 
