@@ -2,7 +2,7 @@
 // prints the spec reporter's output and summary. run-tests.mjs starts it: `node --test` sorts
 // the files by name, so the longest ones, which are mostly under test/system/, would start last and
 // run on alone while the other core idles; the runner's API keeps the order. The files' processes
-// inherit this process's --import flags (tsx, the file timer).
+// inherit this process's --import flags (the file timer; tsx when run-tests.mjs does not compile).
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 
