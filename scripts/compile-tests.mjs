@@ -8,9 +8,13 @@
 //   .json) at the source file itself; packages and node: modules are left as written.
 // Only files whose source changed since the last compile are compiled again.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+
+// The esbuild tsx runs on (tsx is a dependency; esbuild is its own): the same compiler as tsx.
+const fromTsx = createRequire(createRequire(import.meta.url).resolve("tsx/package.json"));
+const { build } = await import(pathToFileURL(fromTsx.resolve("esbuild")).href);
 
 export const OUT = ".tmp/test-js";
 const DIRS = ["src", "test", "scripts", "bench"];
