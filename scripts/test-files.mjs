@@ -6,6 +6,7 @@
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 
+// run-tests.mjs decides (cores + 1); 2 when this file is run by itself.
 const concurrency = Number(process.env.QUIRE_TEST_CONCURRENCY ?? "2");
 const stream = run({
   files: process.argv.slice(2),
