@@ -11,8 +11,10 @@ const concurrency = Number(process.env.QUIRE_TEST_CONCURRENCY ?? "2");
 const stream = run({
   files: process.argv.slice(2),
   concurrency,
-  // A test that hangs fails after this long, naming itself, instead of stalling the whole run.
-  timeout: 360_000,
+  // A test that hangs fails after this long, naming itself, instead of stalling the whole run. As
+  // long as the longest budget a file gives itself (pipeline-e2e: 600 s), so that on a busy machine
+  // this guard does not cut short a file its own limits still allow.
+  timeout: 600_000,
 });
 // A failed, cancelled or timed-out test, or a file that fails to load, makes the run fail.
 stream.on("test:fail", () => {
