@@ -23,8 +23,10 @@ function cpuMs() {
 
 const out = process.env.QUIRE_TEST_TIMES;
 const file = process.argv[1];
-if (out && file?.endsWith(".test.ts")) {
+// A compiled twin (compile-tests.mjs) is named as its source.
+const named = file && relative(process.cwd(), file).replace(/^\.tmp\/test-js\/(.*)\.js$/, "$1.ts");
+if (out && named?.endsWith(".test.ts")) {
   process.once("exit", () => {
-    appendFileSync(out, `${Math.round(performance.now())}\t${cpuMs()}\t${relative(process.cwd(), file)}\n`);
+    appendFileSync(out, `${Math.round(performance.now())}\t${cpuMs()}\t${named}\n`);
   });
 }

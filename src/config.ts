@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { parseSecretKeys } from "./domain/secret-box.ts";
 import { HOST_RE } from "./domain/host-names.ts";
 import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./domain/ocr-languages.ts";
+import { FLUSH_EVERY_MS } from "./domain/statistics.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
 export interface Config {
@@ -41,6 +42,12 @@ export interface Config {
   createDemoAccount: boolean;
   /** QUIRE_STATISTICS: count readership on the public pages (decisions §15); `0` turns counting off. */
   statistics: boolean;
+  /**
+   * How often counted views are written (ms; 1,000, not an operator setting): the most counting a
+   * killed process loses. The tests' servers set it small, so that a count they wait for is written
+   * in a few ms instead of a second.
+   */
+  statsFlushMs: number;
   /** Scratch space of conversions (page images before upload, LibreOffice profiles). */
   tmpDir: string;
   /**
@@ -320,6 +327,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel,
     createDemoAccount: env.QUIRE_DEMO_ACCOUNT !== "0",
     statistics: env.QUIRE_STATISTICS !== "0",
+    statsFlushMs: FLUSH_EVERY_MS,
     tmpDir: resolve(env.QUIRE_TMP_DIR || resolve(dataDir, "tmp")),
     minFreeDiskBytes: (int("QUIRE_MIN_FREE_DISK_MB", 256, 0, 1 << 30) ?? 256) * 1024 * 1024,
     diskFullWaitMs: (int("QUIRE_DISK_FULL_WAIT_HOURS", 6, 1, 168) ?? 6) * 3_600_000,

@@ -4,6 +4,14 @@
  * (src/store/statistics.ts) applies these rules to what it has already counted of each reader today.
  */
 
+/**
+ * How often counted views are sent to be written. A killed process loses at most the last second
+ * (decisions §15): events wait for the next tick (half a second at most), and the other half
+ * second is the write's, which takes a few milliseconds for a second's events
+ * (test/system/statistics-kill.test.ts kills a server under load and checks it).
+ */
+export const FLUSH_EVERY_MS = 500;
+
 /** A view becomes a read once the reader turned a page or stayed this long (seconds). */
 export const READ_AFTER_SECONDS = 10;
 /** Seconds of reading one reader can add to a document in a day (a tab left open is not a day's reading). */

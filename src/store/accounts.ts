@@ -39,7 +39,7 @@ const REMEMBERED_KEYS = 10_000;
  * they are read. `changeEpoch` (the dialect's) lets a key's owner be answered from memory while
  * nothing at all has been written to the database since it was read.
  */
-export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new SecretBox([]), changeEpoch?: () => number | undefined) {
+export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new SecretBox([]), changeEpoch?: () => Promise<number | undefined>) {
   // Opening costs a cipher set-up per request; the stored value maps to one secret, so it is kept.
   const opened = new Map<string, string>();
   const openSecret = (stored: string, apiKey: string): string => {
@@ -108,7 +108,7 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     /** The only query that reads a secret: the signature check needs it. */
     async getKeyOwnerForSigning(apiKey: string): Promise<KeyOwner | undefined> {
       // Read before the query: a write landing while it waits makes this entry stale at once.
-      const epoch = changeEpoch?.();
+      const epoch = await changeEpoch?.();
       if (epoch !== undefined) {
         const known = remembered.get(apiKey);
         if (known?.epoch === epoch) return known.owner;

@@ -33,7 +33,7 @@ interface OwnerRow {
  * key lookups (src/store/accounts.ts), a lookup is remembered while the database has not changed
  * (`changeEpoch`, SQLite's data version: any write, a revocation included, from any process, ends it).
  */
-export function apiTokensRepo(db: Kysely<Database>, changeEpoch?: () => number | undefined) {
+export function apiTokensRepo(db: Kysely<Database>, changeEpoch?: () => Promise<number | undefined>) {
   // Built and compiled once: it runs on every v2 request.
   const ownerQuery = db
     .selectFrom("apiTokens")
@@ -68,7 +68,7 @@ export function apiTokensRepo(db: Kysely<Database>, changeEpoch?: () => number |
     /** The account a token's hash belongs to; records the use (at most once a minute). */
     async ownerOf(tokenHash: string, now: number): Promise<TokenOwner | undefined> {
       // Read before the query: a write landing while it waits makes this entry stale at once.
-      const epoch = changeEpoch?.();
+      const epoch = await changeEpoch?.();
       const known = epoch === undefined ? undefined : remembered.get(tokenHash);
       let row: OwnerRow | undefined;
       if (known !== undefined && known.epoch === epoch) {

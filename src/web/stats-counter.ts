@@ -1,14 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
 import type { StatEvent } from "../store/statistics.ts";
+import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
-/**
- * How often the buffer is sent to be written. A killed process loses at most the last second
- * (decisions §15): events wait for the next tick (half a second at most), and the other half
- * second is the write's, which takes a few milliseconds for a second's events
- * (test/system/statistics-kill.test.ts kills a server under load and checks it).
- */
-export const FLUSH_EVERY_MS = 500;
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
 const MAX_BUFFERED = 200_000;
 /** Events written per transaction: short enough that other writers wait for SQLite's lock only briefly. */
@@ -36,6 +30,7 @@ export class StatsCounter {
     private readonly store: Store,
     private readonly log?: FastifyBaseLogger,
     private readonly now: () => number = Date.now,
+    private readonly flushEveryMs = FLUSH_EVERY_MS,
   ) {}
 
   push(event: StatEvent): void {
@@ -52,7 +47,7 @@ export class StatsCounter {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
+    this.timer = setInterval(() => void this.flush(), this.flushEveryMs);
     this.timer.unref();
   }
 

@@ -110,7 +110,7 @@ async function smallBody(req: FastifyRequest, max: number): Promise<string | und
 export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): PublicCounting {
   const { store } = deps;
   const enabled = deps.config.statistics;
-  const counter = new StatsCounter(store, web.log);
+  const counter = new StatsCounter(store, web.log, Date.now, deps.config.statsFlushMs);
   if (enabled) counter.start();
   web.addHook("onClose", async () => counter.stop());
 

@@ -31,7 +31,8 @@ before(async () => {
   // The SDK takes credentials from its default chain, as in production: here, the environment.
   Object.assign(process.env, s3.env);
   server = await startTestServer({ QUIRE_BLOB_URL: `s3://${s3.bucket}/site-a`, ...s3.env });
-  worker = await startTestWorker(server);
+  // PDFs only: LibreOffice is never needed.
+  worker = await startTestWorker(server, { startOffice: false });
   client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
   const pdf = await readFile(PDF);
   web = createServer((_req, res) => res.writeHead(200, { "content-type": "application/pdf" }).end(pdf));

@@ -12,6 +12,7 @@ import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { DEFAULT_SANDBOX, NO_SANDBOX } from "../../src/convert/sandbox.ts";
 import { until } from "../helpers/poll.ts";
+import { ONE_OFFICE_FIXTURE_PER_FORMAT } from "../helpers/office-fixtures.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
 const SLOW = { timeout: 120_000 };
@@ -85,20 +86,7 @@ after(async () => {
   await rm(outDir, { recursive: true, force: true });
 });
 
-// Where a format has several good fixtures, the longest one whose page count this machine
-// reproduces. Five MANIFEST counts are not reproduced on this machine, by `soffice --convert-to`
-// either (so: installed fonts, not this converter): odt-toc-15pages 14, word97-30pages 32,
-// winword2-19pages 17, rtf-form-8pages 7, rtf-japanese 2 (MANIFEST 1).
-const GOOD = [
-  "odt-libreoffice73-odf13.odt",
-  "word97-2pages-tika.doc",
-  "wordperfect-2pages-table.wpd",
-  "sxw-ooo112-invoice.sxw",
-  "sxi-aoo411-3slides.sxi",
-  "rtf-various-2pages-tika.rtf",
-  "odp-libreoffice73-odf13.odp",
-  "ppt-mac2001-16slides.ppt",
-];
+const GOOD = ONE_OFFICE_FIXTURE_PER_FORMAT;
 
 test("one good file of each office format converts to a PDF with the MANIFEST's page count", SLOW, async () => {
   const expected = manifestPages();

@@ -28,7 +28,8 @@ export interface TestServer {
 /** A real server on a free port over a fresh SQLite file and blob folder in a temp dir. */
 export async function startTestServer(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), "quire-test-"));
-  const config = loadConfig({ QUIRE_DATA_DIR: dataDir, QUIRE_LOG_LEVEL: "silent", ...env }, overrides);
+  // Counted views written every 50 ms rather than every second: a test waiting for a count waits less.
+  const config = loadConfig({ QUIRE_DATA_DIR: dataDir, QUIRE_LOG_LEVEL: "silent", ...env }, { statsFlushMs: 50, ...overrides });
   const services = await openServices(config);
   const account = await createAccount(services.store, "tester");
   // The API role `quire serve` runs (metrics, health checks), without its access log.

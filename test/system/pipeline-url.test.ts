@@ -65,7 +65,8 @@ class Pipeline {
   static async start(workerOpts: Parameters<typeof startTestWorker>[1]): Promise<Pipeline> {
     const server = await startTestServer();
     const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
-    const worker = await startTestWorker(server, workerOpts);
+    // Every address here serves a PDF or fails before conversion: LibreOffice is never needed.
+    const worker = await startTestWorker(server, { startOffice: false, ...workerOpts });
     return new Pipeline(server, worker, client);
   }
 

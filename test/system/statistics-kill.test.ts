@@ -8,7 +8,7 @@ import { after, describe, test } from "node:test";
 import { createAccount } from "../../src/cli/accounts-command.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
-import { FLUSH_EVERY_MS } from "../../src/web/stats-counter.ts";
+import { FLUSH_EVERY_MS } from "../../src/domain/statistics.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
 import { dbOf } from "../helpers/store-db.ts";

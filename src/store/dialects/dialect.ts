@@ -46,9 +46,11 @@ export interface StoreDialect {
    * A number that is the same on two calls only if no write was committed (or begun) in between,
    * by this process or any other; undefined when that cannot be told now without a query. Lets the
    * request path keep what it read per key without serving a revoked key or a stale version.
-   * SQLite tells it cheaply; PostgreSQL has no such counter, so it leaves this out.
+   * SQLite tells it cheaply; PostgreSQL has no such counter, so it leaves this out. The answer may
+   * come a moment later (SQLite's looks are shared by the questions of one turn of the event loop),
+   * but always from a look taken after the question was asked.
    */
-  changeEpoch?(): number | undefined;
+  changeEpoch?(): Promise<number | undefined>;
   /** The full-text engine: FTS5 or PostgreSQL text search (decisions §11). */
   readonly search: SearchEngine;
   /**
