@@ -181,20 +181,20 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     },
 
     /** One account's keys, newest first; never their secrets (those are shown once, when made). */
-    async keysOf(accountId: number): Promise<Array<{ apiKey: string; createdAt: number; revokedAt: number | null }>> {
+    async keysOf(accountId: number): Promise<Array<{ apiKey: string; createdAt: number; revokedAt: number | null; label: string }>> {
       return db
         .selectFrom("apiKeys")
-        .select(["apiKey", "createdAt", "revokedAt"])
+        .select(["apiKey", "createdAt", "revokedAt", "label"])
         .where("accountId", "=", accountId)
         .orderBy("createdAt", "desc")
         .orderBy("apiKey")
         .execute();
     },
 
-    async addKeyTo(accountId: number, apiKey: string, apiSecret: string, now: number): Promise<void> {
+    async addKeyTo(accountId: number, apiKey: string, apiSecret: string, now: number, label = ""): Promise<void> {
       await db
         .insertInto("apiKeys")
-        .values({ apiKey, accountId, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
+        .values({ apiKey, accountId, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null, label })
         .execute();
     },
 

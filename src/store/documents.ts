@@ -413,6 +413,45 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     },
 
     /**
+     * F -> P for one of the account's failed documents, with a new conversion job of the same
+     * original (kept when a conversion fails, conversion-steps.ts failDocument), in one transaction
+     * guarded by the state: answers false when it is not the account's, or not failed (a second
+     * press, another tab), and nothing changes then.
+     */
+    async retryFailed(accountId: number, documentId: string, now: number, requestId?: string): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable("documents")
+          .set({ state: "P", pageCount: 0, coverWidth: 0, coverHeight: 0, errorCode: 0, errorMessage: "", updatedAt: now })
+          .where("accountId", "=", accountId).where("documentId", "=", documentId).where("state", "=", "F").where("draft", "=", 0)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return false;
+        // The failed run's jobs (ended) make way for the new one: one conversion job per document.
+        await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();
+        await trx
+          .insertInto("jobs")
+          .values({
+            kind: "convert-document", documentId, accountId, state: "queued", attempts: 0, runAt: now,
+            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
+          })
+          .execute();
+        return true;
+      });
+    },
+
+    /** The account's documents made since `sinceMs` (newest first, at most `limit`): the list's "new elsewhere" poll. */
+    async recentOf(accountId: number, sinceMs: number, limit: number): Promise<DocumentRecord[]> {
+      const rows = await selectRecords()
+        .where("documents.accountId", "=", accountId)
+        .where("documents.createdAt", ">", sinceMs)
+        .where("documents.draft", "=", 0)
+        .orderBy("documents.createdAt", "desc")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    /**
      * D -> A for a converted v2 draft, with the fields its publish sets, and its `document.active`
      * event, in one transaction guarded by the state; not-found when it is no converted draft, name
      * taken when another document took the name meanwhile.

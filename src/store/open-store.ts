@@ -18,6 +18,7 @@ import { jobsRepo } from "./jobs.ts";
 import { migrateToLatest } from "./migrations.ts";
 import { webhookDeliveriesRepo } from "./webhook-deliveries.ts";
 import { webhooksRepo } from "./webhooks.ts";
+import { uploadChecksumsRepo } from "./upload-checksums.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
 import type { Database } from "./schema.ts";
@@ -57,6 +58,8 @@ export interface Store {
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
   /** v2 bearer tokens (migration 0015). */
   readonly apiTokens: ReturnType<typeof apiTokensRepo>;
+  /** Content hashes of app uploads (migration 0016): "already uploaded as …". */
+  readonly uploadChecksums: ReturnType<typeof uploadChecksumsRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
@@ -139,6 +142,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     comments: documentCommentsRepo(db),
     ratings: documentRatingsRepo(db),
     apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
+    uploadChecksums: uploadChecksumsRepo(db),
     documentV2: documentV2Repo(db),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),

@@ -38,6 +38,8 @@ export interface ApiKeysTable {
   apiSecret: string;
   createdAt: number;
   revokedAt: number | null;
+  /** The publisher's name for the key (migration 0016); "" when none was given. */
+  label: ColumnType<string, string | undefined, string>;
 }
 
 export interface DocumentsTable {
@@ -347,7 +349,15 @@ export interface StatMonthsTable {
   readSeconds: number;
 }
 
+/** The content hash of a file uploaded through the app (migration 0016): "already uploaded as …". */
+export interface UploadChecksumsTable {
+  documentId: string;
+  accountId: number;
+  sha256: string;
+}
+
 export interface Database {
+  uploadChecksums: UploadChecksumsTable;
   accounts: AccountsTable;
   apiKeys: ApiKeysTable;
   documents: DocumentsTable;

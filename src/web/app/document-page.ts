@@ -11,7 +11,7 @@ import { describeFailure, noticeBox } from "./app-errors.ts";
 import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
 import { categoryName, languageName, shortDate, typeName } from "./app-words.ts";
 import { changedParams, documentForm, formValues, submittedValues } from "./document-form.ts";
-import { stateCell } from "./documents-page.ts";
+import { retryForm, stateCell } from "./documents-page.ts";
 
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 type Params = { Params: { documentId: string } };
@@ -49,7 +49,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 <li><a href="${docHref(doc)}/original">Download the original</a></li>
 </ul>
 <dl class="facts">
-<dt>State</dt><dd>${stateCell(doc)}</dd>
+<dt>State</dt><dd>${stateCell(doc)}${doc.state === "F" && retryForm(doc, csrf, "document")}</dd>
 <dt>Pages</dt><dd>${doc.pageCount}</dd>
 <dt>Format</dt><dd>${formatFact(doc)}</dd>
 <dt>File</dt><dd>${doc.orgDocName}</dd>
@@ -71,7 +71,9 @@ ${documentForm(docHref(doc), csrf, form)}
 </div>`, status);
 }
 
-const NOTICES: Readonly<Record<string, string>> = { saved: "Your changes were saved.", unchanged: "Nothing was changed." };
+const NOTICES: Readonly<Record<string, string>> = {
+  saved: "Your changes were saved.", unchanged: "Nothing was changed.", retried: "The document is being converted again.",
+};
 
 /** One document (issue 14 item 2): every field the API lets its owner change, delete with a confirmation. */
 export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): void {

@@ -96,6 +96,16 @@
   function added(item, doc) {
     finish(item, "converting", "Uploaded. " + (doc.contentNote ? doc.contentNote + " " : "") + "Converting…", { text: "Open", href: doc.href });
     item.bar.value = 100;
+    if (doc.earlier) {
+      // The same content was uploaded before: kept all the same, but said, with a link to the first one.
+      var note = el("p", "upload-earlier", "This file was already uploaded as ");
+      var a = el("a", "", doc.earlier.title);
+      a.href = doc.earlier.href;
+      note.appendChild(a);
+      note.appendChild(document.createTextNode("."));
+      item.li.appendChild(note);
+      say(item.label + ": already uploaded as " + doc.earlier.title + ".");
+    }
     polled[doc.documentId] = { item: item, doc: doc };
     poll();
   }
@@ -151,14 +161,17 @@
       item.file = file;
       // The server says the same; saying it now spares sending a file that cannot be kept.
       if (file.size > maxBytes) return refused(item, "The file is larger than the " + maxSize + " this server accepts.");
+      if (file.size === 0) return refused(item, "The file is empty (0 bytes): there is nothing to publish.");
       item.cancel.onclick = function () {
+        var wasChosen = chosen.indexOf(item) !== -1;
         chosen = chosen.filter(function (c) { return c !== item; });
         queue = queue.filter(function (c) { return c !== item; });
         finish(item, "cancelled", "Cancelled.");
+        if (wasChosen) say(chosen.length === 0 ? "No files chosen yet." : chosen.length + (chosen.length === 1 ? " file" : " files") + " ready to upload.");
       };
       chosen.push(item);
     });
-    say(files.length + (files.length === 1 ? " file" : " files") + " ready to upload.");
+    say(chosen.length === 0 ? "No files ready to upload." : chosen.length + (chosen.length === 1 ? " file" : " files") + " ready to upload. Press Upload to send " + (chosen.length === 1 ? "it." : "them."));
   }
 
   function sendAddress(address) {
@@ -216,6 +229,7 @@
       item.fields = fields;
       queue.push(item);
     });
+    if (chosen.length > 0) say("Uploading " + chosen.length + (chosen.length === 1 ? " file." : " files."));
     chosen = [];
     if (address !== "") {
       sendAddress(address);
