@@ -171,6 +171,12 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return Number(r.numUpdatedRows) > 0;
     },
 
+    /** Replaces the hash only while it is still `before` (a rehash must not undo a password set meanwhile). */
+    async replacePasswordHash(accountId: number, before: string, passwordHash: string): Promise<boolean> {
+      const r = await db.updateTable("accounts").set({ passwordHash }).where("id", "=", accountId).where("passwordHash", "=", before).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     /** What signing in to the web app checks. */
     async signInRecord(username: string): Promise<{ id: number; username: string; passwordHash: string | null } | undefined> {
       return db.selectFrom("accounts").select(["id", "username", "passwordHash"]).where("username", "=", username).executeTakeFirst();

@@ -35,6 +35,8 @@ declare module "fastify" {
      * v2 token, which is stored only hashed and so rides here for the one redirect; cleared when shown.
      */
     shownOnce?: { apiKey: string } | { token: string };
+    /** The webhook page shows the webhook's (new) secret on the page its POST redirects to, once; the secret stays in the store. */
+    webhookSecretOnce?: boolean;
   }
   interface FastifyRequest {
     /** Set by the session guard on every signed-in route; undefined elsewhere. */
