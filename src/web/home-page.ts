@@ -1,6 +1,6 @@
 import type { DocumentRecord } from "../domain/document.ts";
 import { countOf } from "../domain/counts.ts";
-import { coverPath, docPath, profilePath } from "./document-paths.ts";
+import { coverPath, docPath } from "./document-paths.ts";
 import { html } from "./html.ts";
 import { pageLayout } from "./page-layout.ts";
 import { searchForm } from "./search-page.ts";
@@ -20,7 +20,7 @@ export function homePage(recent: readonly DocumentRecord[], assets: WebAssets, o
     return html`<li class="card"><a href="${docPath(d)}">
 <img src="${coverPath(d, "medium")}" alt="" width="300" height="${Math.round(300 * ratio)}" loading="lazy" decoding="async">
 <span class="card-title">${d.title}</span></a>
-<span class="card-meta"><a href="${profilePath(d.username)}">${d.username}</a> · ${countOf(d.pageCount, "page")}</span>
+<span class="card-meta">${d.username} · ${countOf(d.pageCount, "page")}</span>
 </li>`;
   });
   return pageLayout(
