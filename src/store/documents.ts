@@ -34,6 +34,8 @@ export interface DocumentListQuery {
   drafts?: boolean;
   /** v2's `q`: a case-insensitive substring of the title or the description. */
   text?: string;
+  /** Only documents in this folder of the account (the app's list). */
+  folderId?: string;
   sortBy: DocumentSortField;
   order: "asc" | "desc";
   startIndex: number;
@@ -93,6 +95,20 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     if (q.orgDocTypes?.length) query = query.where("documents.orgDocType", "in", [...q.orgDocTypes]);
     if (q.origins?.length) query = query.where("documents.origin", "in", [...q.origins]);
     if (q.orgDocName !== undefined) query = query.where("documents.orgDocName", "=", q.orgDocName);
+    if (q.folderId !== undefined) {
+      // The app's folder filter: documents the account has a bookmark of in this folder (decisions §7).
+      const folderId = q.folderId;
+      query = query.where((w) =>
+        w.exists(
+          w.selectFrom("bookmarks")
+            .innerJoin("bookmarkFolders", "bookmarkFolders.bookmarkId", "bookmarks.bookmarkId")
+            .select("bookmarks.bookmarkId")
+            .whereRef("bookmarks.documentId", "=", "documents.documentId")
+            .where("bookmarks.accountId", "=", q.accountId)
+            .where("bookmarkFolders.folderId", "=", folderId),
+        ),
+      );
+    }
     query = query.where("documents.draft", "=", q.drafts === true ? 1 : 0);
     if (q.text !== undefined && q.text !== "") {
       const pattern = `%${q.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

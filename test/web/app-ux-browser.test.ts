@@ -157,6 +157,43 @@ describe("the app's rough edges, wide and on a phone", { timeout: 300_000 }, () 
     await shot(page, "documents-bulk-wide");
   });
 
+  test("folders: many documents added at once, a folder block on the document's page, a folder filter in the list", async () => {
+    await page.goto(`${origin}/app/folders`);
+    await page.fill("#f-name", "Reading list");
+    await page.click("text=Create folder");
+    await page.waitForURL(/\/app\/folders\/[0-9a-f-]{36}\?done=created$/);
+    const folderId = /folders\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    const boxes = page.locator('.folder-candidates input[name="documentId"]');
+    assert.ok((await boxes.count()) >= 2);
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    await page.click("text=Add to folder");
+    await page.waitForURL(/done=added-2/);
+    assert.equal(await page.locator(".folder-docs li").count(), 2);
+    assert.match(await page.locator(".message.notice").innerText(), /2 documents added/);
+    // The document's own page: its folders as a block of their own.
+    await page.goto(`${origin}/app/documents/${published.documentId}`);
+    const box = page.locator(`.doc-folders input[value="${folderId}"]`);
+    const wasIn = await box.isChecked();
+    await box.setChecked(!wasIn);
+    await page.click(".doc-folders button[type=submit]");
+    await page.waitForURL(/done=folders/);
+    assert.equal(await page.locator(`.doc-folders input[value="${folderId}"]`).isChecked(), !wasIn);
+    assert.equal((await fx.server.services.store.bookmarks.foldersOfDocument(published.accountId, published.documentId)).includes(folderId), !wasIn);
+    await shot(page, "document-folders-wide");
+    // The list's folder filter.
+    await page.goto(`${origin}/app/documents`);
+    await page.selectOption("#f-folder", folderId);
+    await page.click("form.filters button[type=submit]");
+    await page.waitForURL(/folder=/);
+    const inFolder = await fx.server.services.store.bookmarks.listPage(published.accountId, { scope: { kind: "folder", folderId }, sortBy: "created", order: "asc", startIndex: 0, pageSize: 100 });
+    assert.deepEqual(
+      (await page.locator("li.doc").evaluateAll((els) => els.map((e) => e.getAttribute("data-id")))).sort(),
+      inFolder.items.map((b) => b.documentId).sort(),
+    );
+    await shot(page, "documents-folder-filter-wide");
+  });
+
   test("keys: a named key is made once; reloading the page after it makes no other and shows the secret no more", async () => {
     await page.goto(`${origin}/app/keys`);
     const before = (await fx.server.services.store.accounts.keysOf(published.accountId)).length;

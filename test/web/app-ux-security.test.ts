@@ -167,6 +167,27 @@ describe("the app's new surfaces under hostile input", { timeout: 120_000 }, () 
     assert.ok(await server.services.store.webhooks.get(1));
   });
 
+  test("a document's folders: another account's folder or document is refused and changes nothing; CSRF as everywhere", async () => {
+    await server.services.store.folders.create(1, "my-folder-00000-0000-0000-000000000000", { name: "Mine", description: "" }, Date.now());
+    await me.get(`/app/documents/${mine[0]}`);
+    const foreignFolder = await postMany(me, `/app/documents/${mine[0]}/folders`, [["folderIds", "their-folder-0000-0000-000000000000"]]);
+    assert.equal(foreignFolder.status, 400);
+    assert.deepEqual(await server.services.store.bookmarks.foldersOfDocument(1, mine[0]!), []);
+    const foreignDoc = await postMany(me, `/app/documents/${theirs[0]}/folders`, [["folderIds", "my-folder-00000-0000-0000-000000000000"]]);
+    assert.equal(foreignDoc.status, 404);
+    assert.deepEqual(await server.services.store.bookmarks.foldersOfDocument(1, theirs[0]!), []);
+    assert.equal((await postMany(me, `/app/documents/${mine[0]}/folders`, [["folderIds", "my-folder-00000-0000-0000-000000000000"]], false)).status, 403);
+    const ok = await postMany(me, `/app/documents/${mine[0]}/folders`, [["folderIds", "my-folder-00000-0000-0000-000000000000"]]);
+    assert.equal(ok.status, 303);
+    assert.deepEqual(await server.services.store.bookmarks.foldersOfDocument(1, mine[0]!), ["my-folder-00000-0000-0000-000000000000"]);
+    // Unticked: out of it again, and the bookmark that was only there goes too.
+    assert.equal((await postMany(me, `/app/documents/${mine[0]}/folders`, [])).status, 303);
+    assert.deepEqual(await server.services.store.bookmarks.foldersOfDocument(1, mine[0]!), []);
+    // The list's filter with another account's folder shows nothing.
+    const list = await me.get("/app/documents?folder=their-folder-0000-0000-000000000000");
+    assert.match(list.body, /0 documents match/);
+  });
+
   test("home: QUIRE_HOME is checked when read; a redirect goes where the operator said; explicit documents stay off the home page", async () => {
     for (const bad of ["//evil.example", "/\\evil.example", "javascript:alert(1)", "ftp://x"]) {
       assert.throws(() => loadConfig({ QUIRE_HOME: bad }), /QUIRE_HOME/, bad);

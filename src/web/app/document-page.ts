@@ -1,8 +1,11 @@
+import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../../blobs/blob-keys.ts";
 import { formatNamedOtherwise, type DocumentRecord } from "../../domain/document.ts";
 import { deleteDocuments, updateDocument } from "../../domain/document-operations.ts";
+import { QuireError } from "../../domain/errors.ts";
+import type { FolderRecord } from "../../store/folders.ts";
 import { readDocumentUpdate } from "../../domain/document-update.ts";
 import { coverPath, docPath } from "../document-paths.ts";
 import { html } from "../html.ts";
@@ -36,7 +39,35 @@ function notFound(ctx: AppContext, req: FastifyRequest, reply: FastifyReply) {
 <p>This document does not exist, or no longer does. <a href="${APP_BASE}/documents">Back to your documents</a>.</p>`, 404);
 }
 
-function documentView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200) {
+/**
+ * The document's folders, a block of its own beside the fields' form (issue 26 item 9): tick the
+ * folders it is in. Folders hold bookmarks (decisions §7), so this is its own form and POST.
+ */
+function folderBlock(href: string, csrf: string, folders: FolderRecord[], inFolders: readonly string[]) {
+  if (folders.length === 0) return html`<fieldset class="doc-folders"><legend>Folders</legend><p>No folders yet. <a href="${APP_BASE}/folders">Make one</a>.</p></fieldset>`;
+  const chosen = new Set(inFolders);
+  return html`<form method="post" action="${href}/folders" class="doc-folders-form">${csrfField(csrf)}
+<fieldset class="doc-folders"><legend>Folders</legend>
+<p class="hint">A folder shows the document once it is published.</p>
+${folders.map((f) => html`<label class="check"><input type="checkbox" name="folderIds" value="${f.folderId}"${chosen.has(f.folderId) ? html` checked` : ""}> ${f.name}</label>`)}
+<button type="submit">Save folders</button>
+</fieldset>
+</form>`;
+}
+
+/** The account's folders, and those of them holding this document. */
+async function folderFacts(ctx: AppContext, accountId: number, documentId: string) {
+  const [folders, inFolders] = await Promise.all([
+    ctx.store.folders.listPage(accountId, { sortBy: "name", order: "asc", startIndex: 0, pageSize: 1000 }).then((p) => p.items),
+    ctx.store.bookmarks.foldersOfDocument(accountId, documentId),
+  ]);
+  return { folders, inFolders };
+}
+
+function documentView(
+  ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200,
+  extra?: { folders: FolderRecord[]; inFolders: readonly string[] },
+) {
   return sendAppPage(ctx, req, reply, { title: doc.title, section: "documents" }, (csrf) => html`<p><a href="${APP_BASE}/documents">← Documents</a></p>
 <h1>${doc.title}</h1>
 ${noticeBox(notice)}
@@ -62,6 +93,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 </div>
 <div>
 ${documentForm(docHref(doc), csrf, form)}
+${folderBlock(docHref(doc), csrf, extra?.folders ?? [], extra?.inFolders ?? [])}
 <fieldset class="danger-zone">
 <legend>Delete</legend>
 <p>Deleting removes the document, its pages and its original file for good.</p>
@@ -72,7 +104,7 @@ ${documentForm(docHref(doc), csrf, form)}
 }
 
 const NOTICES: Readonly<Record<string, string>> = {
-  saved: "Your changes were saved.", unchanged: "Nothing was changed.", retried: "The document is being converted again.",
+  saved: "Your changes were saved.", folders: "The document's folders were saved.", unchanged: "Nothing was changed.", retried: "The document is being converted again.",
 };
 
 /** One document (issue 14 item 2): every field the API lets its owner change, delete with a confirmation. */
@@ -80,7 +112,21 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
   scope.get<Params>("/documents/:documentId", async (req, reply) => {
     const doc = await ownDocument(ctx, req);
     if (!doc) return notFound(ctx, req, reply);
-    return documentView(ctx, req, reply, doc, { values: formValues(doc) }, NOTICES[field(req.query, "done") ?? ""]);
+    return documentView(ctx, req, reply, doc, { values: formValues(doc) }, NOTICES[field(req.query, "done") ?? ""], 200, await folderFacts(ctx, accountOf(req).id, doc.documentId));
+  });
+
+  scope.post<Params>("/documents/:documentId/folders", async (req, reply) => {
+    const doc = await ownDocument(ctx, req);
+    if (!doc) return notFound(ctx, req, reply);
+    const account = accountOf(req);
+    const raw = req.body !== null && typeof req.body === "object" && Object.hasOwn(req.body, "folderIds") ? (req.body as Record<string, unknown>).folderIds : [];
+    const sent = [...new Set((Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === "string"))];
+    // Only the account's own folders (another's id refuses the whole form, as svc.bookmark.add does).
+    if (sent.length > 1000 || !(await ctx.store.folders.ownsAll(account.id, sent))) throw new QuireError("201", "folderIds");
+    const target = await ctx.store.bookmarks.findBookmarkable(account.id, account.username, doc.documentId);
+    if (!target || target.accountId !== account.id) return notFound(ctx, req, reply);
+    await ctx.store.bookmarks.setDocumentFolders(account.id, target, sent, randomUUID, Date.now());
+    return reply.redirect(`${docHref(doc)}?done=folders`, 303);
   });
 
   scope.post<Params>("/documents/:documentId", async (req, reply) => {
@@ -96,7 +142,7 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
     } catch (err) {
       const failure = describeFailure(err);
       if (failure.field === undefined) req.log.error({ err }, "document update from the app failed");
-      return documentView(ctx, req, reply, doc, { values: sent, error: failure }, undefined, failure.field === undefined ? 500 : 400);
+      return documentView(ctx, req, reply, doc, { values: sent, error: failure }, undefined, failure.field === undefined ? 500 : 400, await folderFacts(ctx, accountOf(req).id, doc.documentId));
     }
   });
 

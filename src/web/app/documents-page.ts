@@ -42,6 +42,8 @@ export interface DocumentsQuery {
   format: OrgDocType | "";
   /** Words in the title (or description), as typed; empty: any. */
   title: string;
+  /** One of the account's folders (checked when the list is read: another's matches nothing). */
+  folder: string;
   page: number;
 }
 
@@ -58,6 +60,7 @@ export function documentsQuery(query: unknown): DocumentsQuery {
     access: pick<Access>("access", ["public", "private"]),
     format: pick("format", ORG_DOC_TYPES),
     title: (field(query, "title") ?? "").trim().slice(0, MAX_TITLE_FILTER),
+    folder: /^[A-Za-z0-9-]{1,64}$/.test(field(query, "folder") ?? "") ? field(query, "folder")! : "",
     page: /^[1-9][0-9]{0,6}$/.test(pageText) ? Number(pageText) : 1,
   };
 }
@@ -69,6 +72,7 @@ function hrefWith(q: DocumentsQuery, page: number): string {
   if (q.access) p.set("access", q.access);
   if (q.format) p.set("format", q.format);
   if (q.title) p.set("title", q.title);
+  if (q.folder) p.set("folder", q.folder);
   if (page > 1) p.set("page", String(page));
   const s = p.toString();
   return `${APP_BASE}/documents${s ? `?${s}` : ""}`;
@@ -79,7 +83,7 @@ const select = (name: string, label: string, options: ReadonlyArray<readonly [st
 <select id="f-${name}" name="${name}">${options.map(([v, l]) => html`<option value="${v}"${v === current ? html` selected` : ""}>${l}</option>`)}</select>
 </div>`;
 
-function filters(q: DocumentsQuery): Html {
+function filters(q: DocumentsQuery, folders: FolderRecord[]): Html {
   return html`<form class="filters" method="get" action="${APP_BASE}/documents" aria-label="Sort and filter">
 <div class="filter-title">
 <label for="f-title">Title</label>
@@ -89,6 +93,7 @@ ${select("sort", "Sort", SORTS.map((s) => [s.value, s.label] as const), q.sort.v
 ${select("state", "State", STATES, q.state)}
 ${select("access", "Access", ACCESS, q.access)}
 ${select("format", "Format", [["", "Any format"], ...ORG_DOC_TYPES.map((t) => [t, t.toUpperCase()] as const)], q.format)}
+${folders.length > 0 && select("folder", "Folder", [["", "Any folder"], ...folders.map((f) => [f.folderId, f.name] as const)], q.folder)}
 <button type="submit">Show</button>
 </form>`;
 }
@@ -149,6 +154,7 @@ export async function documentsPageData(ctx: AppContext, accountId: number, q: D
     ...(q.state ? { states: [q.state] } : {}),
     ...(q.format ? { orgDocTypes: [q.format] } : {}),
     ...(q.title ? { text: q.title } : {}),
+    ...(q.folder ? { folderId: q.folder } : {}),
     sortBy: q.sort.by,
     order: q.sort.order,
     startIndex: (q.page - 1) * DOCUMENTS_PAGE_SIZE,
@@ -183,13 +189,13 @@ export function documentsBody(
   q: DocumentsQuery, totalCount: number, records: DocumentRecord[], notice: string | undefined, csrf: string,
   extra: { folders?: FolderRecord[]; error?: string; now?: number } = {},
 ): Html {
-  const filtered = q.state !== "" || q.access !== "" || q.format !== "" || q.title !== "";
+  const filtered = q.state !== "" || q.access !== "" || q.format !== "" || q.title !== "" || q.folder !== "";
   // New documents appear at the top only where they belong: the first page, newest first, unfiltered.
   const liveNew = !filtered && q.page === 1 && q.sort === SORTS[0];
   return html`<h1>Documents</h1>
 ${noticeBox(notice)}
 ${errorBox(extra.error)}
-${filters(q)}
+${filters(q, extra.folders ?? [])}
 <p class="count">${totalCount === 1 ? "1 document" : `${totalCount} documents`}${filtered ? " match" : ""}</p>
 <p id="live" class="sr-only" aria-live="polite"></p>
 ${records.length > 0 && bulkForm(csrf, extra.folders ?? [], hrefWith(q, q.page))}
@@ -204,7 +210,7 @@ const BULK_DONE: Readonly<Record<string, (n: number) => string>> = {
   "bulk-delete": (n) => `${plural(n)} deleted.`,
   "bulk-public": (n) => `${plural(n)} made public.`,
   "bulk-private": (n) => `${plural(n)} made private.`,
-  "bulk-folder": (n) => `${plural(n)} added to the folder (only published documents can be; those already in it stay).`,
+  "bulk-folder": (n) => `${plural(n)} added to the folder (those already in it stay; a folder shows published ones).`,
 };
 
 const NOTICES: Readonly<Record<string, string>> = {

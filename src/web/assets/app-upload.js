@@ -59,7 +59,7 @@
     bar.value = 0;
     bar.setAttribute("aria-label", "Upload of " + label);
     li.appendChild(bar);
-    var status = el("p", "upload-status", "Waiting");
+    var status = el("p", "upload-status", "Ready to upload");
     li.appendChild(status);
     var cancel = el("button", "upload-cancel", "Cancel");
     cancel.type = "button";
@@ -177,6 +177,7 @@
   function sendAddress(address) {
     var item = row(address);
     item.cancel.parentNode.removeChild(item.cancel);
+    item.status.textContent = "Sending the address…";
     var params = new URLSearchParams();
     batchFields().forEach(function (f) { params.append(f[0], f[1]); });
     params.append("slurpUrl", address);
@@ -227,6 +228,7 @@
     }
     chosen.forEach(function (item) {
       item.fields = fields;
+      item.status.textContent = "Waiting for its turn";
       queue.push(item);
     });
     if (chosen.length > 0) say("Uploading " + chosen.length + (chosen.length === 1 ? " file." : " files."));
