@@ -211,6 +211,30 @@ describe("the app's rough edges, wide and on a phone", { timeout: 300_000 }, () 
     assert.match(await page.locator(".message.notice").innerText(), /shown once/);
   });
 
+  test("webhooks page: add one, its secret once, its deliveries listed (wide and phone)", async () => {
+    await page.goto(`${origin}/app/webhooks`);
+    await page.fill("#wh-url", "https://example.com/quire-hook");
+    await page.uncheck('input[name="events"][value="comment.created"]');
+    await page.click("form.stack button[type=submit]");
+    await page.waitForURL(/\/app\/webhooks\?done=shown/);
+    assert.match(await page.locator("#webhook-secret").innerText(), /^[a-z0-9]{32}$/);
+    assert.deepEqual(await fx.server.services.store.webhooks.get(published.accountId), {
+      url: "https://example.com/quire-hook", events: ["document.active", "document.failed", "document.deleted"],
+    });
+    // A document published now is delivered to it (the delivery may fail: example.com is not reachable here), and listed.
+    await fx.publish(PDF, { title: "Hooked" });
+    await page.goto(`${origin}/app/webhooks`);
+    assert.equal(await page.locator("#webhook-secret").count(), 0, "the secret is shown once");
+    assert.ok((await page.locator("table.deliveries tbody tr").count()) >= 1);
+    await shot(page, "webhooks-wide");
+    const c = await signedIn(PHONE);
+    const p = await c.newPage();
+    await p.goto(`${origin}/app/webhooks`);
+    assert.ok((await p.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width);
+    await shot(p, "webhooks-phone");
+    await c.close();
+  });
+
   test("home page: sign in, search, recent public documents (wide and phone)", async () => {
     for (const [viewport, name] of [[WIDE, "wide"], [PHONE, "phone"]] as const) {
       const c = await newContext(browser, { viewport });
@@ -237,7 +261,7 @@ describe("the app's rough edges, wide and on a phone", { timeout: 300_000 }, () 
     const w = await watchedPage(c, origin);
     watches.push(w.watch);
     const p = w.page;
-    for (const path of ["/app/documents", "/app/upload", "/app/folders", "/app/keys", "/app/statistics", "/app/comments", `/app/documents/${published.documentId}`, `/app/documents/${published.documentId}/share`]) {
+    for (const path of ["/app/documents", "/app/upload", "/app/folders", "/app/keys", "/app/webhooks", "/app/statistics", "/app/comments", `/app/documents/${published.documentId}`, `/app/documents/${published.documentId}/share`]) {
       await p.goto(origin + path);
       const rows = await p.locator(".app-nav li").evaluateAll((lis) => new Set(lis.map((li) => Math.round(li.getBoundingClientRect().top))).size);
       assert.equal(rows, 1, `${path}: the navigation is one row`);
@@ -259,7 +283,7 @@ describe("the app's rough edges, wide and on a phone", { timeout: 300_000 }, () 
     const folder = await fx.server.services.store.folders.create(published.accountId, "axe-folder-0000-0000-000000000000", { name: "Reports", description: "" }, Date.now());
     assert.ok(folder.ok);
     const paths = [
-      "/app/documents", "/app/documents?state=F", "/app/upload", "/app/folders", `/app/folders/${folder.ok ? folder.folder.folderId : ""}`, "/app/keys",
+      "/app/documents", "/app/documents?state=F", "/app/upload", "/app/folders", `/app/folders/${folder.ok ? folder.folder.folderId : ""}`, "/app/keys", "/app/webhooks",
       "/app/statistics", "/app/comments", `/app/documents/${published.documentId}`, `/app/documents/${published.documentId}/share`,
       `/app/documents/${published.documentId}/delete`, `/app/statistics/${published.documentId}`, "/app/no-such-page",
     ];

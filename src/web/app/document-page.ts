@@ -43,11 +43,12 @@ function notFound(ctx: AppContext, req: FastifyRequest, reply: FastifyReply) {
  * The document's folders, a block of its own beside the fields' form (issue 26 item 9): tick the
  * folders it is in. Folders hold bookmarks (decisions §7), so this is its own form and POST.
  */
-function folderBlock(href: string, csrf: string, folders: FolderRecord[], inFolders: readonly string[]) {
+function folderBlock(href: string, csrf: string, folders: FolderRecord[], inFolders: readonly string[], saved = false) {
   if (folders.length === 0) return html`<fieldset class="doc-folders"><legend>Folders</legend><p>No folders yet. <a href="${APP_BASE}/folders">Make one</a>.</p></fieldset>`;
   const chosen = new Set(inFolders);
-  return html`<form method="post" action="${href}/folders" class="doc-folders-form">${csrfField(csrf)}
+  return html`<form method="post" action="${href}/folders" class="doc-folders-form" id="folders">${csrfField(csrf)}
 <fieldset class="doc-folders"><legend>Folders</legend>
+${saved && html`<p class="message notice" role="status">Saved.</p>`}
 <p class="hint">A folder shows the document once it is published.</p>
 ${folders.map((f) => html`<label class="check"><input type="checkbox" name="folderIds" value="${f.folderId}"${chosen.has(f.folderId) ? html` checked` : ""}> ${f.name}</label>`)}
 <button type="submit">Save folders</button>
@@ -93,7 +94,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 </div>
 <div>
 ${documentForm(docHref(doc), csrf, form)}
-${folderBlock(docHref(doc), csrf, extra?.folders ?? [], extra?.inFolders ?? [])}
+${folderBlock(docHref(doc), csrf, extra?.folders ?? [], extra?.inFolders ?? [], notice === NOTICES.folders)}
 <fieldset class="danger-zone">
 <legend>Delete</legend>
 <p>Deleting removes the document, its pages and its original file for good.</p>
@@ -126,7 +127,7 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
     const target = await ctx.store.bookmarks.findBookmarkable(account.id, account.username, doc.documentId);
     if (!target || target.accountId !== account.id) return notFound(ctx, req, reply);
     await ctx.store.bookmarks.setDocumentFolders(account.id, target, sent, randomUUID, Date.now());
-    return reply.redirect(`${docHref(doc)}?done=folders`, 303);
+    return reply.redirect(`${docHref(doc)}?done=folders#folders`, 303);
   });
 
   scope.post<Params>("/documents/:documentId", async (req, reply) => {
