@@ -54,7 +54,7 @@ ${v.secret && html`<section class="secret" aria-labelledby="new-secret">
 <form method="post" action="${APP_BASE}/webhooks" class="stack">${csrfField(csrf)}
 <label for="wh-url">Address</label>
 <input id="wh-url" name="url" type="url" inputmode="url" required maxlength="2048" placeholder="https://example.com/quire-hook" value="${shown.url}">
-<fieldset><legend>Send a message when</legend>
+<fieldset class="webhook-events"><legend>Send a message when</legend>
 ${WEBHOOK_EVENTS.map((e) => html`<label class="check"><input type="checkbox" name="events" value="${e}"${shown.events.includes(e) ? html` checked` : ""}> ${EVENT_WORDS[e]} <code>${e}</code></label>`)}
 </fieldset>
 <button type="submit" class="primary">${hook ? "Save" : "Add the webhook"}</button>
