@@ -516,7 +516,7 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         }
       },
     },
-    "0016_app_ux": {
+    "0017_app_ux": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {
         // Issue 26 item 9. The content's SHA-256 of files uploaded through the app, so the same file

@@ -58,7 +58,7 @@ export interface Store {
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
   /** v2 bearer tokens (migration 0015). */
   readonly apiTokens: ReturnType<typeof apiTokensRepo>;
-  /** Content hashes of app uploads (migration 0016): "already uploaded as …". */
+  /** Content hashes of app uploads (migration 0017): "already uploaded as …". */
   readonly uploadChecksums: ReturnType<typeof uploadChecksumsRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;

@@ -38,7 +38,7 @@ export interface ApiKeysTable {
   apiSecret: string;
   createdAt: number;
   revokedAt: number | null;
-  /** The publisher's name for the key (migration 0016); "" when none was given. */
+  /** The publisher's name for the key (migration 0017); "" when none was given. */
   label: ColumnType<string, string | undefined, string>;
 }
 
@@ -349,7 +349,7 @@ export interface StatMonthsTable {
   readSeconds: number;
 }
 
-/** The content hash of a file uploaded through the app (migration 0016): "already uploaded as …". */
+/** The content hash of a file uploaded through the app (migration 0017): "already uploaded as …". */
 export interface UploadChecksumsTable {
   documentId: string;
   accountId: number;

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
 /**
- * The content hash of files uploaded through the web app (migration 0016), so the upload page can
+ * The content hash of files uploaded through the web app (migration 0017), so the upload page can
  * say that a file was uploaded before, and as which document. A row goes with its document.
  */
 export function uploadChecksumsRepo(db: Kysely<Database>) {
