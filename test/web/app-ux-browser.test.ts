@@ -265,6 +265,9 @@ describe("the app's rough edges, wide and on a phone", { timeout: 300_000 }, () 
       await p.goto(origin + path);
       const rows = await p.locator(".app-nav li").evaluateAll((lis) => new Set(lis.map((li) => Math.round(li.getBoundingClientRect().top))).size);
       assert.equal(rows, 1, `${path}: the navigation is one row`);
+      // Its current entry is within the screen, scrolled into the line if it must be.
+      const current = await p.locator('.app-nav [aria-current="page"]').boundingBox();
+      if (current) assert.ok(current.x >= 0 && current.x + current.width <= PHONE.width, `${path}: current entry at ${current.x}`);
       const header = await p.locator(".app-head").boundingBox();
       assert.ok(header && header.height < 110, `${path}: header ${header?.height}px`);
       assert.ok((await p.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width, `${path} is wider than the phone`);

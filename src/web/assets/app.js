@@ -162,7 +162,16 @@
     update();
   }
 
+  /* On a phone the navigation is one line that scrolls sideways: the current page's entry is brought into it. */
+  function showCurrentNav() {
+    var nav = document.querySelector(".app-nav");
+    var current = nav && nav.querySelector('[aria-current="page"]');
+    if (!nav || !current || nav.scrollWidth <= nav.clientWidth) return;
+    nav.scrollLeft = Math.max(0, current.offsetLeft - (nav.clientWidth - current.offsetWidth) / 2);
+  }
+
   function init() {
+    showCurrentNav();
     Array.prototype.forEach.call(document.querySelectorAll("[data-copy]"), setupCopy);
     Array.prototype.forEach.call(document.querySelectorAll("form[data-confirm]"), setupConfirm);
     Array.prototype.forEach.call(document.querySelectorAll("ol[data-states-url]"), setupStates);
