@@ -19,7 +19,7 @@ WORKDIR /app
 # language data, bubblewrap (the converters' sandbox) and the fonts faithful conversion needs: the
 # packages scripts/install-system-deps.sh installs on a developer's machine, but Chromium, which
 # only the browser tests use (with its libraries, about 600 MB of the image).
-# scripts/check-dockerfile.ts checks that the two lists agree. util-linux has unshare and prlimit.
+# scripts/check-image.ts checks that the two lists agree. util-linux has unshare and prlimit.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui libreoffice-draw-nogui \

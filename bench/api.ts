@@ -19,7 +19,7 @@ import autocannon from "autocannon";
 import Fastify, { type FastifyInstance } from "fastify";
 import { startApiRole } from "../src/api-role.ts";
 import { buildApp } from "../src/app.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { loadConfig } from "../src/config.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
 import { openSync } from "node:fs";

@@ -15,6 +15,7 @@ import { DOCUMENTS_PAGE_SIZE } from "../src/web/app/documents-page.ts";
 import { AppClient, givePassword, TEST_APP_ENV } from "../test/helpers/app-client.ts";
 import { startTestServer } from "../test/helpers/test-server.ts";
 import { benchAppUpload } from "./app-upload.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const DOCUMENTS = 10_000;
 const RUNS = 400;
@@ -42,7 +43,7 @@ export async function benchApp(): Promise<void> {
   try {
     const now = Date.now();
     const rows = Array.from({ length: DOCUMENTS }, (_, i) => toRow(record(1, i, now)));
-    for (let i = 0; i < rows.length; i += 500) await server.services.store.db.insertInto("documents").values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500) await dbOf(server.services.store).insertInto("documents").values(rows.slice(i, i + 500)).execute();
     await givePassword(server, "tester");
     const browserless = new AppClient(server.url);
     if ((await browserless.signIn("tester")).status !== 303) throw new Error("sign-in failed");

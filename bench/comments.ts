@@ -19,6 +19,7 @@ import { openStore } from "../src/store/open-store.ts";
 import { prepareDataDir, startServerProcess } from "../test/helpers/server-process.ts";
 import { seedDoc } from "../test/helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const COMMENTS = 10_000;
 const ROUNDS = 80;
@@ -34,7 +35,7 @@ async function seedComments(server: TestServer, doc: DocumentRecord, n: number):
     commentId: randomUUID(), documentId: doc.documentId, accountId: doc.accountId, author: `Reader ${i}`,
     body: `Comment number ${i}: ${"words ".repeat(20)}`, state: "approved" as const, createdAt: now - i * 1000, updatedAt: now - i * 1000,
   }));
-  for (let i = 0; i < rows.length; i += 500) await server.services.store.db.insertInto("documentComments").values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500) await dbOf(server.services.store).insertInto("documentComments").values(rows.slice(i, i + 500)).execute();
 }
 
 export async function benchComments(): Promise<void> {
@@ -89,7 +90,7 @@ async function benchCommentBurst(): Promise<void> {
     },
     Date.now(),
   );
-  await store.db.insertInto("documents").values(toRow({ ...doc, state: "A", pageCount: 1 })).execute();
+  await dbOf(store).insertInto("documents").values(toRow({ ...doc, state: "A", pageCount: 1 })).execute();
   await store.close();
   const server = await startServerProcess(dataDir, { QUIRE_COMMENTS_PER_ADDRESS: "1000000", QUIRE_ANONYMOUS_PER_SECOND: "0" });
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { CONVERT_DOCUMENT, type JobKind } from "../src/domain/job-kinds.ts";
 import { openStore, type Store } from "../src/store/open-store.ts";
 import { jobsOf, queueHostileLoad, startFairnessRig, untilSettled, uploadVictimPdf, type FairnessRig } from "../test/helpers/fairness-load.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const SLOTS = 2;
 const RUNS = 3;
@@ -61,7 +62,7 @@ async function claimMs(queued: number, accounts: number): Promise<number> {
       kind: CONVERT_DOCUMENT as JobKind, documentId: `doc-${i}`, accountId: 1 + (i % accounts), state: "queued", attempts: 0, runAt: i,
       leaseUntil: null, leaseOwner: null, lastError: "", createdAt: i, updatedAt: i,
     }));
-    for (let i = 0; i < rows.length; i += 500) await store.db.insertInto("jobs").values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500) await dbOf(store).insertInto("jobs").values(rows.slice(i, i + 500)).execute();
     const rules = { kinds: [CONVERT_DOCUMENT], perAccount: 1 };
     const claims = 50;
     const started = performance.now();

@@ -16,13 +16,14 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { blobKeys } from "../src/blobs/blob-keys.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { loadConfig } from "../src/config.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
 import { CONVERT_DOCUMENT } from "../src/domain/job-kinds.ts";
 import { openServices, type Services } from "../src/services.ts";
 import { spawnQuire } from "../test/helpers/quire-process.ts";
 import { exec, FIXTURES } from "./bench-common.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const BOOK = join(FIXTURES, "bad/pdf-352-pages-freeculture.pdf");
 /** One rendering lane per process: one job, one pdftoppm, one tesseract at a time. */
@@ -85,7 +86,7 @@ async function cluster(workers: number, env: Record<string, string>, pinned = fa
           const d = await services.store.documents.getForConversion(doc.documentId);
           if (d?.state === "A") return (performance.now() - started) / 1000;
           if (d?.state !== "P") throw new Error(`${title} ended in ${d?.state}: ${d?.errorMessage}`);
-          const held = await services.store.db.selectFrom("jobs").select("leaseOwner").where("kind", "=", "convert-pages").where("state", "=", "running").execute();
+          const held = await dbOf(services.store).selectFrom("jobs").select("leaseOwner").where("kind", "=", "convert-pages").where("state", "=", "running").execute();
           for (const j of held) if (j.leaseOwner) rangeHolders.add(j.leaseOwner);
           await sleep(25);
         }

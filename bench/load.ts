@@ -15,7 +15,7 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { openStore } from "../src/store/open-store.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

@@ -25,8 +25,9 @@ import { installedLanguages } from "../src/convert/ocr-tesseract.ts";
 import { inspectPdf } from "../src/convert/pdf-inspect.ts";
 import { extractText } from "../src/convert/pdf-text.ts";
 import type { ImageType } from "../src/domain/formats.ts";
+import { DEFAULT_SANDBOX } from "../src/convert/sandbox.ts";
 
-const LIMITS = { maxPages: 2000, maxPagePixels: 100e6, timeoutMs: 300_000 };
+const LIMITS = { maxPages: 2000, maxPagePixels: 100e6, timeoutMs: 300_000, sandbox: DEFAULT_SANDBOX };
 const TIMEOUT_MS = 300_000;
 
 /** MANIFEST's CER: Levenshtein over code points / ground-truth length, NFC, whitespace runs as one space. */
@@ -97,7 +98,7 @@ async function quire(path: string, languages: string[], scratch: string): Promis
       texts.push(p.text);
       continue;
     }
-    const r = await timed(() => ocrPdfPages(pdf, [{ page: p.page, size: info.pages[p.page - 1]! }], { languages, timeoutMs: TIMEOUT_MS, concurrency: 1, tmpDir: scratch }));
+    const r = await timed(() => ocrPdfPages(pdf, [{ page: p.page, size: info.pages[p.page - 1]! }], { languages, timeoutMs: TIMEOUT_MS, concurrency: 1, tmpDir: scratch, sandbox: DEFAULT_SANDBOX }));
     texts.push(r.value[0]?.text ?? "");
     ocrPages++;
     cpu += r.cpu;
@@ -181,7 +182,7 @@ async function measure(v: Variant, scratch: string): Promise<Row> {
 
 export async function benchOcr(): Promise<void> {
   sharp.concurrency(1);
-  const installed = await installedLanguages();
+  const installed = await installedLanguages(DEFAULT_SANDBOX);
   const defaults = ocrLanguages(undefined, DEFAULT_OCR_LANGUAGES, installed);
   const everything = [...installed].filter((l) => l !== "osd").sort((a, b) => (a === "eng" ? -1 : b === "eng" ? 1 : a.localeCompare(b)));
   /** Rows whose name matches this pattern only (QUIRE_BENCH_OCR_ONLY), to measure a change quickly. */

@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import sharp, { type Sharp } from "sharp";
 import { inspectPdf, renderPages } from "../src/convert/pdf-pages.ts";
 import { PAGE_WIDTHS } from "../src/domain/page-images.ts";
+import { DEFAULT_SANDBOX } from "../src/convert/sandbox.ts";
 
 const READ_WIDTH = PAGE_WIDTHS.read;
 const RUNS = 5;
@@ -192,7 +193,7 @@ async function benchRenderersOn(whole: Map<Doc, string>): Promise<void> {
       run: async (doc, scratch) => {
         await renderPages(whole.get(doc) ?? doc.path, join(scratch, "out"), {
           widths: PAGE_WIDTHS,
-          limits: { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000 },
+          limits: { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 120_000, sandbox: DEFAULT_SANDBOX },
         });
       },
     },
@@ -215,7 +216,7 @@ async function benchRenderersOn(whole: Map<Doc, string>): Promise<void> {
 
 /** renderPages takes whole documents: cut the measured pages out with poppler's own tools. */
 async function firstPages(doc: Doc, scratch: string): Promise<string> {
-  const total = (await inspectPdf(doc.path, { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000 })).pageCount;
+  const total = (await inspectPdf(doc.path, { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX })).pageCount;
   if (total === doc.pages) return doc.path;
   const parts = join(scratch, "parts");
   await mkdir(parts, { recursive: true });

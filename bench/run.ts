@@ -12,6 +12,7 @@ import { benchFairness } from "./fairness.ts";
 import { benchFanout } from "./fanout.ts";
 import { benchLoad } from "./load.ts";
 import { benchOcr } from "./ocr.ts";
+import { benchPagesImages } from "./pages.ts";
 import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fanout: benchFanout,
   load: benchLoad,
   ocr: benchOcr,
+  pages: benchPagesImages,
   preauth: benchPreauth,
   render: benchRender,
   scale: benchScale,

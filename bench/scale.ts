@@ -13,12 +13,13 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { blobKeys } from "../src/blobs/blob-keys.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { loadConfig } from "../src/config.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
 import { openServices, type Services } from "../src/services.ts";
 import { spawnQuire } from "../test/helpers/quire-process.ts";
 import { FIXTURES } from "./bench-common.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const PDFS = ["pdf-quartz-firefox-1page.pdf", "pdf-acrobat9-fonts-not-embedded.pdf", "pdf-rotated-page.pdf", "pdf-owner-password-only-nocopy.pdf", "pdf-tcpdf-14pages.pdf"];
 const DOCUMENTS = 30;
@@ -58,7 +59,7 @@ async function seed(services: Services, accountId: number, count: number): Promi
 }
 
 async function pending(services: Services): Promise<number> {
-  const r = await services.store.db.selectFrom("documents").select((eb) => eb.fn.countAll<number>().as("n")).where("state", "=", "P").executeTakeFirstOrThrow();
+  const r = await dbOf(services.store).selectFrom("documents").select((eb) => eb.fn.countAll<number>().as("n")).where("state", "=", "P").executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -79,7 +80,7 @@ async function round(workers: number): Promise<{ docsPerSecond: number; pages: n
     await seed(services, owner!.accountId, DOCUMENTS);
     while ((await pending(services)) > 0) await sleep(50);
     const seconds = (performance.now() - started) / 1000;
-    const docs = await services.store.db.selectFrom("documents").select(["state", "pageCount"]).execute();
+    const docs = await dbOf(services.store).selectFrom("documents").select(["state", "pageCount"]).execute();
     const failed = docs.filter((d) => d.state !== "A");
     if (failed.length > 0) throw new Error(`${failed.length} documents did not convert`);
     return { docsPerSecond: DOCUMENTS / seconds, pages: docs.reduce((n, d) => n + d.pageCount, 0) };

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { blobKeys } from "../src/blobs/blob-keys.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { loadConfig } from "../src/config.ts";
 import { OfficeConverter } from "../src/convert/office-to-pdf.ts";
 import { parseSearchQuery } from "../src/domain/search-query.ts";
@@ -32,6 +32,8 @@ import { jobRegistry } from "../src/worker-role.ts";
 import { createReadStream } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { dbOf } from "../test/helpers/store-db.ts";
+import { DEFAULT_SANDBOX, sandboxSettings } from "../src/convert/sandbox.ts";
 
 const DOCS = Number(process.argv[3] ?? 10_000);
 const PAGES = Number(process.argv[4] ?? 100);
@@ -179,8 +181,8 @@ async function convertOnce(): Promise<{ ms: number; pageTexts: string[] }> {
     await services.blobs.put(blobKeys.original(doc.blobId), createReadStream(pdf));
     await services.store.documents.insertWithJob(doc, "convert-document");
     await mkdir(config.tmpDir, { recursive: true });
-    const office = new OfficeConverter({ slots: 1, timeoutMs: 20_000, workDir: join(dir, "office") });
-    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS })["convert-document"];
+    const office = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, timeoutMs: 20_000, workDir: join(dir, "office") });
+    const handler = jobRegistry({ config, services, office, log: pino({ level: "silent" }), timings: TEST_TIMINGS, sandbox: sandboxSettings(config) })["convert-document"];
     const t = performance.now();
     const outcome = await handler.run({ job: { documentId: doc.documentId } as Job, signal: new AbortController().signal });
     const ms = performance.now() - t;
@@ -239,8 +241,8 @@ export async function benchSearch(): Promise<void> {
       }
       if (dialect === "postgres") {
         // Statistics as autovacuum keeps them on a table that grew over time; a bulk load has none yet.
-        await sql`analyze`.execute(services.store.db);
-        await sql`checkpoint`.execute(services.store.db);
+        await sql`analyze`.execute(dbOf(services.store));
+        await sql`checkpoint`.execute(dbOf(services.store));
       }
       // What was written before (the build, or the other database's run) reaches the disk first:
       // its writeback, landing among the queries, made some of them wait 50 to 80 ms on reads.

@@ -13,9 +13,11 @@
  */
 import { sql } from "kysely";
 import autocannon from "autocannon";
+import { fork } from "node:child_process";
 import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
-import { createAccount } from "../src/cli/accounts-command.ts";
+import { createAccount } from "../src/accounts/account-admin.ts";
 import { utcDay } from "../src/domain/reader-identity.ts";
 import type { StatEvent } from "../src/store/statistics.ts";
 import { StatsCounter } from "../src/web/stats-counter.ts";
@@ -24,12 +26,18 @@ import { accountIdOf, seedDoc } from "../test/helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
 import { FIXTURES } from "./bench-common.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+/**
+ * The reader page's load: browsers of a thousand versions in turn, so views are new readers (as
+ * many as one address may count as) and the bot check meets user agents it has not seen.
+ */
+const READER_AGENTS = Array.from({ length: 1000 }, (_, i) => UA.replace("Chrome/131.0.0.0", `Chrome/131.0.${i}.0`));
 const READERS = 20_000;
 const DOCS_INGEST = 200;
-const ROUNDS = 7;
-const ROUND_S = 4;
+const ROUNDS = 8;
+const ROUND_S = 3;
 const STATS_DOCS = 1000;
 const DAYS = 365;
 
@@ -50,7 +58,7 @@ async function publishReader(server: TestServer): Promise<string> {
   return `${server.url}/${doc.username}/docs/${doc.name}`;
 }
 
-async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number; events: number }> {
+async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number; events: number; eventsPerCpuSecond: number }> {
   const store = server.services.store;
   const owner = { accountId: await accountIdOf(server, server.account.apiKey), username: "tester" };
   const docs: string[] = [];
@@ -69,6 +77,7 @@ async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number;
   // Events arrive over time as requests come: 5,000 every tenth of a second, the counter flushing each second.
   const counter = new StatsCounter(store);
   counter.start();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < events.length; i += 5000) {
     for (const e of events.slice(i, i + 5000)) counter.push(e);
@@ -76,8 +85,36 @@ async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number;
   }
   await counter.stop();
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   if (counter.written !== events.length) throw new Error(`${counter.written} of ${events.length} events counted`);
-  return { eventsPerSecond: events.length / seconds, events: events.length };
+  // Processor time of the whole process (event loop and writer thread): what the events cost
+  // whatever else the machine runs meanwhile.
+  return { eventsPerSecond: events.length / seconds, events: events.length, eventsPerCpuSecond: events.length / ((cpu.user + cpu.system) / 1e6) };
+}
+
+/**
+ * The reader page under a closed-loop load of `connections` (bench/latency-load.mjs, in a process
+ * of its own): every answer's latency in microseconds; p99, requests per second, and the processor
+ * time this process (the servers, their threads) spent per request, a figure a busy machine's
+ * scheduling disturbs far less than a p99.
+ */
+async function latencyLoad(url: string, connections: number, seconds: number): Promise<{ p99: number; rps: number; n: number; cpuUs: number }> {
+  const cpu0 = process.cpuUsage();
+  const child = fork(fileURLToPath(new URL("./latency-load.mjs", import.meta.url)), [JSON.stringify({ url, connections, durationMs: seconds * 1000, userAgents: READER_AGENTS })], {
+    execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const r = await new Promise<{ latencies: number[]; failures: number; seconds: number }>((res, rej) => {
+    child.once("message", (m) => res(m as { latencies: number[]; failures: number; seconds: number }));
+    child.once("error", rej);
+    child.once("exit", (code) => rej(new Error(`the load process exited with ${code}`)));
+  });
+  const cpu = process.cpuUsage(cpu0);
+  if (r.failures > 0) throw new Error(`${url}: ${r.failures} failed requests`);
+  const sorted = Float64Array.from(r.latencies).sort();
+  return {
+    p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]! / 1000, rps: sorted.length / r.seconds, n: sorted.length,
+    cpuUs: (cpu.user + cpu.system) / sorted.length,
+  };
 }
 
 async function load(url: string, opts: { method?: string; body?: string; seconds: number; connections?: number }) {
@@ -103,32 +140,32 @@ export async function generateYear(server: TestServer): Promise<{ documentId: st
   const start = Date.now() - (DAYS - 1) * 86_400_000;
   const days = Array.from({ length: DAYS }, (_, i) => utcDay(start + i * 86_400_000));
   // One statement per table, from SQLite's own generator: 365 days × 1,000 documents.
-  await sql`create temp table bench_days (n integer primary key, day text)`.execute(store.db);
+  await sql`create temp table bench_days (n integer primary key, day text)`.execute(dbOf(store));
   for (let i = 0; i < days.length; i += 100) {
-    await sql`insert into bench_days (n, day) values ${sql.join(days.slice(i, i + 100).map((d, k) => sql`(${i + k}, ${d})`))}`.execute(store.db);
+    await sql`insert into bench_days (n, day) values ${sql.join(days.slice(i, i + 100).map((d, k) => sql`(${i + k}, ${d})`))}`.execute(dbOf(store));
   }
   await sql`insert into stat_days (document_id, day, account_id, impressions, views, embedded_views, reads, read_seconds, downloads, shares, clicks)
     select d.document_id, b.day, d.account_id, 40 + abs(random()) % 20, 20 + abs(random()) % 15, abs(random()) % 5, 10 + abs(random()) % 8,
            600 + abs(random()) % 900, abs(random()) % 3, abs(random()) % 2, abs(random()) % 4
-    from documents d cross join bench_days b where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    from documents d cross join bench_days b where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   await sql`insert into stat_pages (document_id, day, page, readers)
     select d.document_id, b.day, p.page, 1 + abs(random()) % 6
     from documents d cross join bench_days b cross join (select 1 as page union all select 3 union all select 7 union all select 12 union all select 20) p
-    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   await sql`insert into stat_referrers (document_id, day, host, embedded, account_id, views)
     select d.document_id, b.day, r.host, r.embedded, d.account_id, 1 + abs(random()) % 10
     from documents d cross join bench_days b
     cross join (select '' as host, 0 as embedded union all select 'news.example', 0 union all select 'blog.example', 1) r
-    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(store.db);
+    where d.account_id = ${owner.accountId} and d.title like 'Document %'`.execute(dbOf(store));
   // What the counter keeps beside them as it writes: the account's days and referrers, the documents' months.
   await sql`insert into stat_account_days select account_id, day, sum(impressions), sum(views), sum(embedded_views), sum(reads), sum(read_seconds),
-    sum(downloads), sum(shares), sum(clicks) from stat_days where account_id = ${owner.accountId} group by account_id, day`.execute(store.db);
+    sum(downloads), sum(shares), sum(clicks) from stat_days where account_id = ${owner.accountId} group by account_id, day`.execute(dbOf(store));
   await sql`insert into stat_account_referrers select account_id, day, host, embedded, sum(views) from stat_referrers
-    where account_id = ${owner.accountId} group by account_id, day, host, embedded`.execute(store.db);
+    where account_id = ${owner.accountId} group by account_id, day, host, embedded`.execute(dbOf(store));
   await sql`insert into stat_months select document_id, substr(day, 1, 7), account_id, sum(impressions), sum(views), sum(reads), sum(read_seconds)
-    from stat_days where account_id = ${owner.accountId} group by document_id, substr(day, 1, 7), account_id`.execute(store.db);
-  await sql`analyze`.execute(store.db);
-  const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(store.db);
+    from stat_days where account_id = ${owner.accountId} group by document_id, substr(day, 1, 7), account_id`.execute(dbOf(store));
+  await sql`analyze`.execute(dbOf(store));
+  const total = await sql<{ n: number }>`select sum(impressions + views + reads + downloads + shares + clicks) + (select sum(readers) from stat_pages) as n from stat_days where account_id = ${owner.accountId}`.execute(dbOf(store));
   return { documentId: first, events: Number(total.rows[0]!.n) };
 }
 
@@ -149,37 +186,53 @@ export async function benchStats(): Promise<void> {
   const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" });
   const off = await startTestServer({ QUIRE_STATISTICS: "0" });
   try {
-    // 1. Ingestion through the counter, then the beacon route under load.
-    const ingest = await ingestion(on);
-    process.stdout.write(`ingestion (SQLite): ${ingest.events} events (20,000 readers: a view and 4 beacons each) written at ${Math.round(ingest.eventsPerSecond)} events/s (target ≥ 5,000)\n`);
+    // 1. Ingestion through the counter (the beacon route under load comes after 2).
+    // On a server of its own: the reader page's two servers stay alike (the ingestion's writes
+    // would leave the "on" server's database, and its write-ahead log, larger than the other's).
+    const ingestServer = await startTestServer({ QUIRE_STATISTICS: "1" });
+    const ingest = await ingestion(ingestServer).finally(() => ingestServer.close());
+    process.stdout.write(`ingestion (SQLite): ${ingest.events} events (20,000 readers: a view and 4 beacons each) written at ${Math.round(ingest.eventsPerSecond)} events/s (target ≥ 5,000); ${Math.round(ingest.eventsPerCpuSecond)} events per second of processor time\n`);
 
     const readerOn = await publishReader(on);
     const readerOff = await publishReader(off);
+    // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
+    //    drift of the machine's load favours neither), each round's p99 measured to the
+    //    microsecond: with 2 connections (a steady load below this machine's saturation, where
+    //    p99 is the page's own time), then with 10 (as fast as the machine goes, where p99 is
+    //    mostly queueing). Every request of the "on" rounds is a view counted through the whole
+    //    path (bot check, keys, buffer, the thread writing the batches); the user agents of
+    //    READER_AGENTS make each a reader of its own to look up when written.
+    await latencyLoad(readerOn, 10, 2);
+    await latencyLoad(readerOff, 10, 2);
+    for (const connections of [2, 10]) {
+      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number; n: number; cpuOn: number; cpuOff: number }> = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const first = i % 2 === 0 ? readerOff : readerOn;
+        const a = await latencyLoad(first, connections, ROUND_S);
+        const b = await latencyLoad(first === readerOff ? readerOn : readerOff, connections, ROUND_S);
+        const [off, on] = first === readerOff ? [a, b] : [b, a];
+        rounds.push({ off: off.p99, on: on.p99, rpsOff: off.rps, rpsOn: on.rps, n: on.n + off.n, cpuOn: on.cpuUs, cpuOff: off.cpuUs });
+      }
+      const ratios = rounds.map((r) => r.on / r.off);
+      process.stdout.write(
+        `reader page p99, ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
+          rounds.map((r, i) =>
+            `  round ${i + 1}: on ${r.on.toFixed(2)} ms, off ${r.off.toFixed(2)} ms, ratio ${(r.on / r.off).toFixed(2)}; ${Math.round(r.rpsOn)} vs ${Math.round(r.rpsOff)} req/s; ` +
+            `processor ${Math.round(r.cpuOn)} vs ${Math.round(r.cpuOff)} µs a request\n`).join("") +
+          `  median: on ${median(rounds.map((r) => r.on)).toFixed(2)} ms, off ${median(rounds.map((r) => r.off)).toFixed(2)} ms, ratio ${median(ratios).toFixed(2)} ` +
+          `(target ≤ 1.10); ${Math.round(median(rounds.map((r) => r.rpsOn)))} vs ${Math.round(median(rounds.map((r) => r.rpsOff)))} req/s; ` +
+          `processor time ${Math.round(median(rounds.map((r) => r.cpuOn)))} vs ${Math.round(median(rounds.map((r) => r.cpuOff)))} µs a request, ratio ${median(rounds.map((r) => r.cpuOn / r.cpuOff)).toFixed(2)}\n`,
+      );
+    }
+
+    // The beacon route under load, after the rounds (its writes would have made the "on" server's
+    // database unlike the other's).
     // A view first, so that the beacons count on top of it (every beacon of the load is then a write).
     await (await fetch(readerOn, { headers: { "user-agent": UA } })).arrayBuffer();
     const beaconBody = JSON.stringify({ p: 3, s: 1, t: true, sh: 0, c: 0 });
     await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 2 });
     const beacons = await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: ROUND_S });
     process.stdout.write(`beacon route (SQLite, counting on): ${Math.round(beacons.rps)} beacons/s answered 204, p99 ${beacons.p99} ms\n`);
-
-    // 2. The reader page with counting on and off, rounds in turn: with 2 connections (a steady
-    //    load below this machine's saturation, where p99 is the page's own time), then with 10 (as
-    //    fast as the machine goes, where p99 is mostly queueing).
-    await load(readerOn, { seconds: 2 });
-    await load(readerOff, { seconds: 2 });
-    for (const connections of [2, 10]) {
-      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number }> = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        const a = await load(readerOff, { seconds: ROUND_S, connections });
-        const b = await load(readerOn, { seconds: ROUND_S, connections });
-        rounds.push({ off: a.p99, on: b.p99, rpsOff: a.rps, rpsOn: b.rps });
-      }
-      process.stdout.write(
-        `reader page p99, ${connections} connections: counting on ${median(rounds.map((r) => r.on))} ms, off ${median(rounds.map((r) => r.off))} ms, ` +
-          `ratio ${median(rounds.map((r) => r.on / Math.max(1, r.off))).toFixed(2)} (medians of ${ROUNDS} rounds in turn; ` +
-          `${Math.round(median(rounds.map((r) => r.rpsOn)))} vs ${Math.round(median(rounds.map((r) => r.rpsOff)))} req/s; target ≤ 1.10)\n`,
-      );
-    }
 
     // 3. The statistics pages over a year of 1,000 documents.
     const year = await generateYear(on);

@@ -19,13 +19,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import pino from "pino";
 import { startApiRole } from "../src/api-role.ts";
-import { createAccount, createToken } from "../src/cli/accounts-command.ts";
+import { createAccount, createToken } from "../src/accounts/account-admin.ts";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { loadConfig } from "../src/config.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../src/domain/document.ts";
 import { openServices } from "../src/services.ts";
 import { startWorkerRole } from "../src/worker-role.ts";
 import { FIXTURES } from "./bench-common.ts";
+import { dbOf } from "../test/helpers/store-db.ts";
+import { sandboxSettings } from "../src/convert/sandbox.ts";
 
 const DOCUMENTS = 1000;
 const CONNECTIONS = 10;
@@ -86,7 +88,7 @@ export async function benchV2(): Promise<void> {
       someSlug = doc.documentId;
     }
     // The seeded documents' jobs are done: only the uploads below are converted.
-    await services.store.db.deleteFrom("jobs").execute();
+    await dbOf(services.store).deleteFrom("jobs").execute();
     role = await startApiRole({ config, services, listen: { host: "127.0.0.1", port: 0 }, logger: false });
     const base = role.address;
     const bearer = { Authorization: `Bearer ${token}` };
@@ -108,7 +110,7 @@ export async function benchV2(): Promise<void> {
 
     // Time to readable, one upload at a time, v1 and v2 in turn.
     await startWorkerRole({
-      config: { ...config, metricsPort: undefined }, services, log, officeDir: join(dataDir, "office"), startOffice: false, sweeps: false,
+      config: { ...config, metricsPort: undefined }, services, log, officeDir: join(dataDir, "office"), sandbox: sandboxSettings(config), startOffice: false, sweeps: false,
       onStarted: (close) => (stopWorker = close),
     });
     const client = new QuireClient({ baseUrl: base, apiKey: account.apiKey, apiSecret: account.apiSecret });

@@ -70,6 +70,8 @@ export function edgeRules(table: readonly PartRule[]): IForbiddenRuleType[] {
   }
   rules.push(
     { name: "only src/store/ reaches the database drivers", severity: "error", from: { path: "^src/", pathNot: "^src/store/" }, to: { path: DATABASE_PACKAGES } },
+    // The store's handle is for the store and for tests (test/helpers/store-db.ts), never the app.
+    { name: "only src/store/ reaches the store's handle", severity: "error", from: { path: "^src/", pathNot: "^src/store/" }, to: { path: "^src/store/store-handle\\.ts$" } },
     { name: "every import resolves", severity: "error", from: { path: "^src/" }, to: { couldNotResolve: true } },
     { name: "no import circle", severity: "error", from: { path: "^src/" }, to: { circular: true } },
   );

@@ -111,7 +111,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // The public pages (decisions §10) and the publisher's app at /app (§13) live on the main port only.
   if (!opts.uploadOnly) {
     // The current Issuu API beside v1 (decisions §14): bearer tokens, JSON, its own parsers.
-    await registerV2Routes(app, { ...uploadDeps, tempPath: () => opts.spool.tempPath() });
+    await registerV2Routes(app, { ...uploadDeps, tempPath: () => opts.spool.tempPath(), rateLimiter: limiter });
     // The app's upload page spools where the API does (a rename hands the file to the blob store).
     await registerAppRoutes(app, { ...uploadDeps, spool, ...(opts.ops ? { registry: opts.ops.metrics.registry } : {}) });
     await registerWebRoutes(app, opts.deps);

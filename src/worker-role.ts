@@ -4,12 +4,16 @@ import type { Config } from "./config.ts";
 import type { FetchOptions } from "./convert/fetch-url.ts";
 import { configureStallWindow } from "./convert/cpu-watch.ts";
 import { OfficeConverter } from "./convert/office-to-pdf.ts";
+import { assertSandboxWorks, type SandboxSettings } from "./convert/sandbox.ts";
 import { PAGE_WIDTHS } from "./domain/page-images.ts";
 import { CONVERT_DOCUMENT, type JobKind } from "./domain/job-kinds.ts";
 import { convertDocumentHandler, type ConvertDocumentDeps } from "./jobs/convert-document.ts";
 import { convertPagesHandler } from "./jobs/convert-pages.ts";
 import { indexTextHandler } from "./jobs/index-text.ts";
+import { pageVariantsHandler } from "./jobs/page-variants.ts";
+import { pageVariants } from "./page-variants.ts";
 import type { JobHandler, JobRegistry } from "./jobs/job-registry.ts";
+import { replaceFileHandler } from "./jobs/replace-file.ts";
 import { publishScheduledHandler } from "./jobs/publish-scheduled.ts";
 import { sweepOrphanBlobs } from "./jobs/orphan-sweep.ts";
 import { sweep } from "./jobs/sweeper.ts";
@@ -25,8 +29,9 @@ import type { Services } from "./services.ts";
 
 /**
  * The worker role, assembled once: `quire worker`, the tests and the benchmarks all start it here,
- * so the wiring they exercise is the one that ships. The process around it (signals, the sandbox,
- * the office folder it claims) is `src/cli/worker-command.ts`'s.
+ * so the wiring they exercise is the one that ships, sandbox included (its settings are passed in,
+ * made from the configuration by `sandboxSettings`). The process around it (signals, the office
+ * folder it claims) is `src/cli/worker-command.ts`'s.
  */
 
 /** How often and how long the worker waits. Tests shorten them; they never change what a job does. */
@@ -64,6 +69,11 @@ export interface WorkerRoleOptions {
   log: Logger;
   /** LibreOffice's profiles and scratch (`quire worker` claims one under QUIRE_TMP_DIR). */
   officeDir: string;
+  /**
+   * Where every converter of this worker runs: `sandboxSettings(config, basename(officeDir))`, made
+   * by `quire worker` and by the tests' workers alike; checked to work before anything starts.
+   */
+  sandbox: SandboxSettings;
   timings?: Readonly<WorkerTimings>;
   /** Replaces fetch settings the configuration gives (a test's address check, a small maxBytes). */
   fetch?: Partial<Omit<FetchOptions, "signal">>;
@@ -88,7 +98,7 @@ export interface RunningWorkerRole {
  * The one place job kinds meet their handlers: one entry per kind of src/domain/job-kinds.ts, which
  * the compiler checks (a kind without a handler, or a handler for no kind, does not build).
  */
-export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" | "log" | "timings" | "fetch"> & { office: OfficeConverter }): JobRegistry {
+export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" | "log" | "timings" | "fetch" | "sandbox"> & { office: OfficeConverter }): JobRegistry {
   const { config, services } = opts;
   const timings = opts.timings ?? PRODUCTION_TIMINGS;
   const convert: ConvertDocumentDeps = {
@@ -107,10 +117,11 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
       minBytesPerSecond: config.fetchMinBytesPerSecond,
       ...opts.fetch,
     },
-    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs },
+    pdfLimits: { maxPages: config.maxPages, maxPagePixels: 50_000_000, timeoutMs: timings.pdfStepTimeoutMs, sandbox: opts.sandbox },
     maxImagePixels: config.maxImagePixels,
     textBounds: { maxPageChars: config.textMaxPageChars, maxDocumentChars: config.textMaxDocumentChars },
-    pageWidths: PAGE_WIDTHS,
+    // Thumbnails are variants of the reading size, made on request (src/page-variants.ts).
+    pageWidths: { read: PAGE_WIDTHS.read },
     ocr: { languages: config.ocrLanguages, concurrency: config.ocrConcurrency },
     renderProcesses: config.renderProcesses,
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
@@ -123,6 +134,10 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     "index-text": indexTextHandler({ store: services.store, blobs: services.blobs }),
     // A v2 draft published at its scheduledTime (decisions §14).
     "publish-scheduled": publishScheduledHandler({ store: services.store }),
+    // A published document's new file, converted beside its pages (issue 26 item 5).
+    "replace-file": replaceFileHandler(convert),
+    // `quire pages reencode`: the reading variants of documents published before they existed.
+    "page-variants": pageVariantsHandler({ store: services.store, variants: pageVariants(services.blobs, { concurrency: 1 }) }),
   } satisfies Record<JobKind, JobHandler>;
 }
 
@@ -131,10 +146,12 @@ export async function startWorkerRole(opts: WorkerRoleOptions): Promise<RunningW
   const { config, services, log } = opts;
   const timings = opts.timings ?? PRODUCTION_TIMINGS;
   const started = opts.onStarted ?? (() => {});
+  // Fails closed: no converter ever runs unconfined unless the configuration asks for it.
+  assertSandboxWorks(opts.sandbox);
   await mkdir(config.tmpDir, { recursive: true }); // every conversion's scratch folder is made in it
   // Every converter this process starts is judged by its processor time (QUIRE_CONVERTER_STALL_SECONDS).
   configureStallWindow(config.converterStallMs);
-  const office = new OfficeConverter({ slots: config.officeSlots, timeoutMs: config.officeTimeoutMs, restartEvery: config.officeRestartEvery, workDir: opts.officeDir });
+  const office = new OfficeConverter({ slots: config.officeSlots, timeoutMs: config.officeTimeoutMs, restartEvery: config.officeRestartEvery, workDir: opts.officeDir, sandbox: opts.sandbox });
   started(() => office.close());
   if (opts.startOffice !== false) await office.start();
   if (opts.stopping?.()) return undefined;
@@ -180,7 +197,7 @@ function startSweeps({ config, services, log }: WorkerRoleOptions, metrics: Metr
   const onUnknownKind = () => metrics.jobsFinished.inc({ outcome: "unknown_kind" });
   const sweepOnce = () =>
     Promise.all([
-      sweep({ store: services.store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
+      sweep({ store: services.store, blobs: services.blobs, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: config.maxProcessingMs, diskWaitMs: config.diskFullWaitMs, onUnknownKind }),
       sweepWebhookDeliveries({ store: services.store, log, historyMs: WEBHOOK_HISTORY_MS }),
     ]).catch((err: unknown) => log.error({ err }, "sweep failed"));
   void sweepOnce();

@@ -10,6 +10,7 @@ import { addFormEncoded, addQueryString, assertUtf8Charset, parseContentType, Re
 import type { PreauthBudget, PreauthHold, Refusal } from "./preauth-budget.ts";
 import { readUpload } from "../uploads/upload-reader.ts";
 import { refusalAtLimit } from "../uploads/new-document.ts";
+import { refusalAtUpdateLimit } from "./actions/document-update.ts";
 import { rm } from "node:fs/promises";
 import { noteAction, noteErrorCode } from "../ops/request-outcome.ts";
 import { diskFullRefusalOf } from "../uploads/disk-guard.ts";
@@ -247,6 +248,7 @@ async function readParams(
         if (err instanceof QuireError) return err;
         throw err;
       }
+      if (who.action === "document.update") return refusalAtUpdateLimit(params.get);
       return refusalAtLimit(params.get, opts.deps.store, who.accountId);
     },
   });

@@ -14,6 +14,9 @@ export interface Caller {
 
 export type EndpointKind = "normal" | "upload";
 
+/** What the upload endpoint serves: uploads, and an update that brings a new file (docs/api.md). */
+export const UPLOAD_ENDPOINT_ACTIONS: ReadonlySet<string> = new Set(["document.upload", "document.update"]);
+
 export interface AuthOptions {
   accounts: AccountsRepo;
   prefixes: readonly string[];
@@ -61,7 +64,7 @@ export async function authenticate(params: RequestParams, endpoint: EndpointKind
   const rawAction = params.get("action");
   if (rawAction === undefined) throw missing("action");
   const action = resolveAction(rawAction, opts.prefixes, opts.knownActions);
-  if (action === undefined || (endpoint === "upload" && action !== "document.upload")) throw invalid("action");
+  if (action === undefined || (endpoint === "upload" && !UPLOAD_ENDPOINT_ACTIONS.has(action))) throw invalid("action");
 
   if (!signed) throw new QuireError("011");
   return { accountId: owner.accountId, username: owner.username, action, documentsVersion: owner.documentsVersion };

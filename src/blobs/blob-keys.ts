@@ -9,6 +9,8 @@ export const blobKeys = {
   original: (blobId: string) => `documents/${blobId}/original`,
   pdf: (blobId: string) => `documents/${blobId}/document.pdf`,
   page: (blobId: string, page: number, size: string, ext: string) => `documents/${blobId}/pages/${size}/${page}.${ext}`,
+  /** A page made from its master (`page(…, "read" | "thumb", "jpg")`) at another width or format: src/page-variants.ts. */
+  pageVariant: (blobId: string, page: number, width: number, ext: string) => `documents/${blobId}/pages/w${width}/${page}.${ext}`,
   cover: (blobId: string, size: "small" | "medium" | "large", ext: string) => `documents/${blobId}/cover-${size}.${ext}`,
   text: (blobId: string) => `documents/${blobId}/text.json`,
   /** One page range's text of a split document, until the ranges are put together into `text`. */

@@ -1,25 +1,12 @@
-import { newApiToken } from "../domain/accounts.ts";
-import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../domain/bearer-tokens.ts";
-import { hashPassword, passwordProblem } from "../domain/passwords.ts";
-import { isValidUsername } from "../domain/values.ts";
+import { addKey, createAccount, createToken, revokeToken, setPassword, type NewCredentials } from "../accounts/account-admin.ts";
+import { passwordProblem } from "../domain/passwords.ts";
 import type { Store } from "../store/open-store.ts";
-import { isReservedUsername } from "../domain/reserved-usernames.ts";
 
-export interface NewCredentials {
-  username: string;
-  apiKey: string;
-  apiSecret: string;
-}
-
-/** Sets the web app's password (decisions §13) and ends the account's app sessions: a new password signs everyone out. */
-export async function setPassword(store: Store, username: string, password: string, cost?: number): Promise<void> {
-  const problem = passwordProblem(password);
-  if (problem !== undefined) throw new Error(problem);
-  const account = await store.accounts.signInRecord(username);
-  if (!account) throw new Error(`no account ${username}`);
-  await store.accounts.setPasswordHash(username, await hashPassword(password, cost));
-  await store.appSessions.destroyAllOf(account.id);
-}
+/**
+ * @deprecated Import from src/accounts/account-admin.ts. Kept for this merge only: branches made
+ * before the move import these from here; remove once they are merged.
+ */
+export { addKey, createAccount, createToken, revokeToken, setPassword, type NewCredentials };
 
 /**
  * The password, from the terminal without echo, or the first line of standard input when it is
@@ -53,42 +40,6 @@ export async function readPassword(input: NodeJS.ReadStream = process.stdin, out
     input.pause();
     out.write("\n");
   }
-}
-
-export async function createAccount(store: Store, username: string): Promise<NewCredentials> {
-  if (!isValidUsername(username)) throw new Error(`username must be 3-30 characters of a-z, 0-9, _ . - (got ${JSON.stringify(username)})`);
-  // `/<username>` is the account's public page: a name the server uses for itself would shadow it.
-  if (isReservedUsername(username)) throw new Error(`username ${username} is reserved for the server's own addresses`);
-  const apiKey = newApiToken();
-  const apiSecret = newApiToken();
-  const id = await store.accounts.createWithKey(username, apiKey, apiSecret, Date.now());
-  if (id === undefined) throw new Error(`username ${username} is taken`);
-  return { username, apiKey, apiSecret };
-}
-
-export async function addKey(store: Store, username: string): Promise<NewCredentials> {
-  const apiKey = newApiToken();
-  const apiSecret = newApiToken();
-  if (!(await store.accounts.addKey(username, apiKey, apiSecret, Date.now()))) throw new Error(`no account ${username}`);
-  return { username, apiKey, apiSecret };
-}
-
-/** A v2 bearer token for the account (decisions §14): answered once, only its hash is kept. */
-export async function createToken(store: Store, username: string): Promise<string> {
-  const token = newBearerToken();
-  if (!(await store.apiTokens.create(username, bearerTokenHash(token), bearerTokenPrefix(token), Date.now()))) throw new Error(`no account ${username}`);
-  return token;
-}
-
-/** Revokes a v2 token given whole, or by the prefix `accounts list` shows when exactly one token has it. */
-export async function revokeToken(store: Store, tokenOrPrefix: string): Promise<string> {
-  if (tokenOrPrefix.length > TOKEN_PREFIX_LENGTH) {
-    if (await store.apiTokens.revokeHash(bearerTokenHash(tokenOrPrefix))) return `revoked ${bearerTokenPrefix(tokenOrPrefix)}`;
-    throw new Error("no such token");
-  }
-  const n = await store.apiTokens.revokePrefix(tokenOrPrefix);
-  if (n === 1) return `revoked ${tokenOrPrefix}`;
-  throw new Error(n === 0 ? `no token ${tokenOrPrefix}` : `${n} tokens start with ${tokenOrPrefix}: give the whole token`);
 }
 
 export function printCredentials(c: NewCredentials, out: NodeJS.WritableStream = process.stdout): void {

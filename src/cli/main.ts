@@ -15,6 +15,9 @@ const USAGE = `usage: quire <command>
   accounts list             list accounts and their active keys
   accounts revoke-key <key> revoke a key
   accounts reseal           seal every apiSecret with the first QUIRE_SECRET_KEY (after a rotation)
+  pages reencode [--document <id>]
+                            make every page's reading variants (WebP widths) of published
+                            documents in the background (a worker's jobs)
   upload <file|url>...      upload documents; --wait follows their conversion (quire upload --help)`;
 
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +48,15 @@ async function main(argv: string[]): Promise<number> {
       const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
       try {
         return await accountsCommand(store, rest, { passwordHashCost: config.passwordHashCost });
+      } finally {
+        await store.close();
+      }
+    }
+    case "pages": {
+      const [{ openStore }, { pagesCommand }] = await Promise.all([import("../store/open-store.ts"), import("./pages-command.ts")]);
+      const store = await openStore(config.databaseUrl, { secretKeys: config.secretKeys });
+      try {
+        return await pagesCommand(store, rest);
       } finally {
         await store.close();
       }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { startApiRole } from "../api-role.ts";
 import type { Config } from "../config.ts";
 import { openServices } from "../services.ts";
-import { createAccount } from "./accounts-command.ts";
+import { createAccount } from "../accounts/account-admin.ts";
 
 /** `quire serve` / `npm start`: the API and, unless --no-worker, a supervised worker process. */
 export async function serveCommand(config: Readonly<Config>, opts: { worker: boolean }): Promise<void> {

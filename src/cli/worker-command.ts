@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import pino from "pino";
 import type { Config } from "../config.ts";
 import { claimOfficeWorkDir } from "../convert/office-workdir.ts";
-import { assertSandboxWorks, configureSandbox, type SandboxSettings } from "../convert/sandbox.ts";
+import { assertSandboxWorks, sandboxSettings } from "../convert/sandbox.ts";
 import { openServices } from "../services.ts";
 import { startWorkerRole } from "../worker-role.ts";
 
@@ -11,7 +11,7 @@ import { startWorkerRole } from "../worker-role.ts";
 export async function workerCommand(config: Readonly<Config>): Promise<void> {
   const log = pino({ level: config.logLevel, base: { role: "worker", pid: process.pid } });
   // Fails closed, before anything is opened: no converter ever runs unconfined unless asked to.
-  const sandbox: SandboxSettings = config.unsafeNoSandbox ? { kind: "none" } : { kind: "bwrap", bwrap: config.bwrapPath };
+  const sandbox = sandboxSettings(config);
   assertSandboxWorks(sandbox);
   if (sandbox.kind === "none") log.warn("QUIRE_UNSAFE_NO_SANDBOX=1: converters run without a sandbox; a document can make them read this machine's files");
   // Installed before anything starts, so a stop during start-up still closes what was started
@@ -41,13 +41,13 @@ export async function workerCommand(config: Readonly<Config>): Promise<void> {
   cleanups.push(() => services.close());
   await mkdir(config.tmpDir, { recursive: true });
   const officeDir = await claimOfficeWorkDir(config.tmpDir);
-  configureSandbox(sandbox, basename(officeDir));
   cleanups.push(() => rm(officeDir, { recursive: true, force: true }));
   const role = await startWorkerRole({
     config,
     services,
     log,
     officeDir,
+    sandbox: sandboxSettings(config, basename(officeDir)),
     onStarted: (close) => cleanups.push(close),
     stopping: () => stopping,
   });

@@ -5,6 +5,7 @@ import { request as httpsRequest } from "node:https";
 import { basename } from "node:path";
 import { randomBytes } from "node:crypto";
 import { computeSignature } from "../domain/signature.ts";
+import { rawHttp, type RawRequest, type RawResponse } from "./raw-http.ts";
 
 export interface ClientOptions {
   /** e.g. http://localhost:8080 — the normal endpoint is `${baseUrl}/1_0`. */
@@ -43,6 +44,11 @@ export class QuireClient {
   signed(action: string, params: Params): Params {
     const all: Params = { ...params, apiKey: this.opts.apiKey, action: `${this.opts.prefix}.${action}`, format: params.format ?? "json" };
     return { ...all, signature: computeSignature(this.opts.apiSecret, Object.entries(all)) };
+  }
+
+  /** The raw-bytes hatch: one request exactly as written (raw-http.ts), to this client's server, unsigned. */
+  raw(req: RawRequest): Promise<RawResponse> {
+    return rawHttp(this.opts.baseUrl, req);
   }
 
   /** Calls an operation on the normal endpoint with a form-encoded POST; answers the parsed JSON. */

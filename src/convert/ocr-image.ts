@@ -12,6 +12,7 @@
 import { join, resolve } from "node:path";
 import sharp from "sharp";
 import { runPoppler, type PageSize } from "./pdf-inspect.ts";
+import type { SandboxSettings } from "./sandbox.ts";
 
 /** Tesseract's models are trained on text of about this resolution. */
 export const OCR_DPI = 300;
@@ -33,6 +34,7 @@ export function ocrDpi(size: PageSize, maxPixels = OCR_MAX_PIXELS, wanted = OCR_
 
 export interface RenderForOcr {
   timeoutMs: number;
+  sandbox: SandboxSettings;
   signal?: AbortSignal;
   maxPixels?: number;
 }
@@ -50,7 +52,7 @@ interface PageImage {
 }
 
 async function pageImages(pdf: string, page: number, opts: RenderForOcr): Promise<PageImage[]> {
-  const out = await runPoppler("pdfimages", (at) => ["-list", "-f", String(page), "-l", String(page), at(pdf)], { timeoutMs: opts.timeoutMs, signal: opts.signal, input: pdf });
+  const out = await runPoppler("pdfimages", (at) => ["-list", "-f", String(page), "-l", String(page), at(pdf)], { timeoutMs: opts.timeoutMs, signal: opts.signal, input: pdf, sandbox: opts.sandbox });
   const images: PageImage[] = [];
   for (const line of out.split("\n")) {
     // page num type width height color comp bpc enc interp object-id generation x-ppi y-ppi size ratio
@@ -89,6 +91,7 @@ async function render(pdf: string, page: number, scale: string[], prefix: string
   await runPoppler("pdftoppm", (at) => [...scale, "-gray", "-png", "-f", String(page), "-l", String(page), "-singlefile", at(pdf), at(prefix)], {
     timeoutMs: opts.timeoutMs,
     signal: opts.signal,
+    sandbox: opts.sandbox,
     input: pdf,
     outputDir: resolve(dir),
   });
@@ -107,7 +110,7 @@ async function ownPixels(pdf: string, page: number, size: PageSize, image: PageI
   const prefix = join(resolve(dir), `ocr-image-${page}`);
   const limit = { limitInputPixels: maxPixels };
   try {
-    await runPoppler("pdfimages", (at) => ["-png", "-f", String(page), "-l", String(page), at(pdf), at(prefix)], { timeoutMs: opts.timeoutMs, signal: opts.signal, input: pdf, outputDir: resolve(dir) });
+    await runPoppler("pdfimages", (at) => ["-png", "-f", String(page), "-l", String(page), at(pdf), at(prefix)], { timeoutMs: opts.timeoutMs, signal: opts.signal, input: pdf, outputDir: resolve(dir), sandbox: opts.sandbox });
     const stored = `${prefix}-000.png`;
     const meta = await sharp(stored, limit).metadata();
     if (meta.width !== image.width || meta.height !== image.height) return undefined;

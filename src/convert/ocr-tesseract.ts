@@ -7,7 +7,7 @@
 import { runSandboxed } from "./sandboxed-run.ts";
 import { dirname, resolve as absolute } from "node:path";
 import { ConversionError, stalledFailure } from "./conversion-error.ts";
-import { sandboxView } from "./sandbox.ts";
+import { sandboxView, type SandboxSettings } from "./sandbox.ts";
 import { xmlSafe, type Word } from "./pdf-text.ts";
 import { countOf } from "../domain/counts.ts";
 
@@ -17,6 +17,7 @@ const STDOUT_MAX = 32 * 1024 * 1024;
 
 export interface TesseractRun {
   timeoutMs: number;
+  sandbox: SandboxSettings;
   signal?: AbortSignal;
 }
 
@@ -38,7 +39,7 @@ export async function runTesseract(image: string | undefined, args: string[], op
     readOnly: folder === undefined ? [] : [[folder, "/in"]],
     env: { OMP_THREAD_LIMIT: "1", LC_ALL: "C.UTF-8" },
     addressSpaceBytes: TESSERACT_ADDRESS_SPACE_BYTES,
-  });
+  }, opts.sandbox);
   const input = image === undefined ? [] : [view.path(absolute(image)), "stdout"];
   const run = await runSandboxed(view.command("/usr/bin/tesseract", [...input, ...args]), { ...opts, maxStdoutBytes: STDOUT_MAX });
   switch (run.kind) {
@@ -147,9 +148,9 @@ export function parseOsd(out: string): Orientation | undefined {
 
 let installed: Promise<ReadonlySet<string>> | undefined;
 
-/** The traineddata tesseract has (`--list-langs`), asked once per process. */
-export function installedLanguages(): Promise<ReadonlySet<string>> {
-  installed ??= runTesseract(undefined, ["--list-langs"], { timeoutMs: 30_000 }).then(
+/** The traineddata tesseract has (`--list-langs`), asked once per process (in the first caller's sandbox). */
+export function installedLanguages(sandbox: SandboxSettings): Promise<ReadonlySet<string>> {
+  installed ??= runTesseract(undefined, ["--list-langs"], { timeoutMs: 30_000, sandbox }).then(
     (out) => new Set(out.split("\n").slice(1).map((l) => l.trim()).filter((l) => /^[a-z_]+$/i.test(l))),
     (e: unknown) => {
       installed = undefined;

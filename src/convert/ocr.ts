@@ -15,6 +15,7 @@ import sharp from "sharp";
 import { ConversionError } from "./conversion-error.ts";
 import { renderPdfPageForOcr, OCR_DPI, OCR_MAX_PIXELS, type OcrImage } from "./ocr-image.ts";
 import { parseOsd, parseTsv, runTesseract, tsvToWords, type TsvPage } from "./ocr-tesseract.ts";
+import type { SandboxSettings } from "./sandbox.ts";
 import type { PageSize } from "./pdf-inspect.ts";
 import type { PageText, Word } from "./pdf-text.ts";
 import { countOf } from "../domain/counts.ts";
@@ -24,6 +25,8 @@ export interface OcrOptions {
   languages: readonly string[];
   /** Wall-clock limit for each tesseract run; over it the page fails with "limits". */
   timeoutMs: number;
+  /** Where tesseract and poppler run (the worker's settings, sandbox.ts). */
+  sandbox: SandboxSettings;
   signal?: AbortSignal;
   /** Where turned copies of an image are written (removed before returning). */
   tmpDir?: string;
@@ -259,7 +262,7 @@ export async function inParallel<T>(count: number, opts: Pick<OcrPagesOptions, "
 export async function ocrPdfPages(pdfPath: string, pages: { page: number; size: PageSize }[], opts: OcrPagesOptions): Promise<(PageText & { rotation: number })[]> {
   return inParallel(pages.length, opts, async (i, dir, signal) => {
     const { page, size } = pages[i] as { page: number; size: PageSize };
-    const image = await renderPdfPageForOcr(pdfPath, page, size, dir, { timeoutMs: opts.timeoutMs, signal });
+    const image = await renderPdfPageForOcr(pdfPath, page, size, dir, { timeoutMs: opts.timeoutMs, signal, sandbox: opts.sandbox });
     const got = await ocrPage(image, { ...opts, signal, tmpDir: dir });
     return { page, ...got };
   });

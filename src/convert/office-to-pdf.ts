@@ -6,7 +6,7 @@ import { detectFile } from "../detect/detect-format.ts";
 import { ConversionError, stalledFailure } from "./conversion-error.ts";
 import { isNoSpaceError } from "../domain/job-failure.ts";
 import { OfficeSlot, type SlotResult } from "./office-slot.ts";
-import { currentSandbox, type SandboxSettings } from "./sandbox.ts";
+import type { SandboxSettings } from "./sandbox.ts";
 
 export interface OfficeConverterOptions {
   /** Parallel LibreOffice processes (default: os.availableParallelism()). */
@@ -21,7 +21,7 @@ export interface OfficeConverterOptions {
   restartEvery: number;
   /** Profiles (kept across runs), soffice's temp and each slot's input/output folder live here. */
   workDir: string;
-  /** Where soffice runs (default: the one configured in sandbox.ts, bubblewrap unless unsafe). */
+  /** Where soffice runs: the worker's settings (sandbox.ts), always given. */
   sandbox: SandboxSettings;
 }
 
@@ -67,13 +67,13 @@ export class OfficeConverter {
   /** Each slot's input/output folder, the only data folder its soffice sees; empty between jobs. */
   private readonly ioDir: string;
 
-  constructor(opts: Partial<OfficeConverterOptions> & Pick<OfficeConverterOptions, "workDir">) {
+  constructor(opts: Partial<OfficeConverterOptions> & Pick<OfficeConverterOptions, "workDir" | "sandbox">) {
     this.opts = {
       slots: opts.slots ?? availableParallelism(),
       timeoutMs: opts.timeoutMs ?? 120_000,
       restartEvery: opts.restartEvery ?? 200,
       workDir: resolvePath(opts.workDir),
-      sandbox: opts.sandbox ?? currentSandbox(),
+      sandbox: opts.sandbox,
     };
     const { slots, timeoutMs, restartEvery } = this.opts;
     if (!(Number.isInteger(slots) && slots >= 1 && timeoutMs > 0 && Number.isInteger(restartEvery) && restartEvery >= 1)) {

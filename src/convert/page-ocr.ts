@@ -8,6 +8,7 @@ import { ocrPdfPages, unturnWords } from "./ocr.ts";
 import { ocrLanguages } from "../domain/ocr-languages.ts";
 import { needsOcr, textLayerVerdict } from "./ocr-needed.ts";
 import { installedLanguages } from "./ocr-tesseract.ts";
+import type { SandboxSettings } from "./sandbox.ts";
 import type { PageText } from "./pdf-text.ts";
 
 export interface OcrSettings {
@@ -30,6 +31,8 @@ export interface RecognizeOptions extends OcrSettings {
   documentLanguage: string;
   /** Wall-clock limit of one tesseract run; the job's own limit aborts `signal`. */
   timeoutMs: number;
+  /** Where tesseract and poppler run (the worker's settings, sandbox.ts). */
+  sandbox: SandboxSettings;
   signal: AbortSignal;
   tmpDir: string;
 }
@@ -39,11 +42,11 @@ export async function recognizePages(pdf: string, extracted: PageText[], opts: R
   const unread = (p: PageText) => !p.clipped && (opts.textLayerIsOurs ? ["empty", "negligible"].includes(textLayerVerdict(p)) : needsOcr(p));
   const wanted = extracted.filter(unread).map((p) => p.page);
   if (wanted.length === 0) return extracted.map(stored);
-  const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages());
+  const languages = ocrLanguages(opts.documentLanguage || undefined, opts.languages, await installedLanguages(opts.sandbox));
   const read = await ocrPdfPages(
     pdf,
     wanted.map((page) => ({ page, size: opts.sizes[page - 1]! })),
-    { languages, timeoutMs: opts.timeoutMs, concurrency: opts.concurrency, signal: opts.signal, tmpDir: opts.tmpDir },
+    { languages, timeoutMs: opts.timeoutMs, sandbox: opts.sandbox, concurrency: opts.concurrency, signal: opts.signal, tmpDir: opts.tmpDir },
   );
   const byPage = new Map(read.map((r) => [r.page, r]));
   return extracted.map((p) => {

@@ -7,7 +7,7 @@ import { runSandboxed, type RunLimits } from "./sandboxed-run.ts";
 import { stat } from "node:fs/promises";
 import { resolve as absolute } from "node:path";
 import { ConversionError, stalledFailure } from "./conversion-error.ts";
-import { sandboxView } from "./sandbox.ts";
+import { sandboxView, type SandboxSettings } from "./sandbox.ts";
 import { countOf } from "../domain/counts.ts";
 
 export interface PdfLimits {
@@ -17,6 +17,8 @@ export interface PdfLimits {
   maxPagePixels: number;
   /** Wall-clock limit for each external command; a pdftoppm run over many pages has it for each page. */
   timeoutMs: number;
+  /** Where poppler's programs run (the worker's settings, sandbox.ts). */
+  sandbox: SandboxSettings;
 }
 
 /** Points, as displayed: after /Rotate, from the CropBox (what viewers show). */
@@ -26,6 +28,7 @@ export interface PageSize {
 }
 
 export interface PopplerRun {
+  sandbox: SandboxSettings;
   /** The PDF: the only file of ours the program sees (read-only). */
   input?: string;
   /** A folder the program may write to, if it writes files. */
@@ -54,7 +57,7 @@ export async function runPoppler(cmd: string, args: (at: (hostPath: string) => s
     readOnly: opts.input === undefined ? [] : [[opts.input, "/in/document.pdf"]],
     writable: opts.outputDir === undefined ? [] : [[opts.outputDir, "/out"]],
     addressSpaceBytes: POPPLER_ADDRESS_SPACE_BYTES,
-  });
+  }, opts.sandbox);
   const run = await runSandboxed(view.command(cmd, args((p) => view.path(p))), opts);
   switch (run.kind) {
     case "exited":
@@ -117,7 +120,7 @@ export async function inspectPdf(pdfPath: string, limits: PdfLimits, signal?: Ab
   pdfPath = absolute(pdfPath);
   await assertNonEmptyFile(pdfPath);
   // pdfinfo clamps -l to the real page count, so one run both counts pages and sizes at most maxPages of them.
-  const out = await runPoppler("pdfinfo", (at) => ["-f", "1", "-l", String(Math.max(1, limits.maxPages)), at(pdfPath)], { input: pdfPath, timeoutMs: limits.timeoutMs, signal });
+  const out = await runPoppler("pdfinfo", (at) => ["-f", "1", "-l", String(Math.max(1, limits.maxPages)), at(pdfPath)], { input: pdfPath, timeoutMs: limits.timeoutMs, signal, sandbox: limits.sandbox });
   const lines = out.split("\n");
   // Metadata (Title, Author…) is printed before "Pages:" and may contain anything, lines that look
   // like ours included: only what follows the last "Pages:" line is pdfinfo's own.

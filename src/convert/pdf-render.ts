@@ -103,6 +103,7 @@ async function rasterize(pdfPath: string, batch: Batch, width: number, dir: stri
     input: pdfPath,
     outputDir: dir,
     timeoutMs: limits.timeoutMs,
+    sandbox: limits.sandbox,
     signal,
     onStderr: (chunk, restartTimeout) => {
       const lines = (partial + chunk).split("\n");
@@ -153,7 +154,12 @@ async function withScratchDir<T>(parent: string, fn: (dir: string) => Promise<T>
 }
 
 export interface RenderOptions {
-  widths: { thumb: number; read: number };
+  /**
+   * Without `thumb`, only the reading size is made: the reader's thumbnails are variants made from
+   * it when first asked for (src/page-variants.ts), which took a third of the step's processor time
+   * off it (`npm run bench -- pages`, docs/images.md).
+   */
+  widths: { thumb?: number; read: number };
   limits: PdfLimits;
   signal?: AbortSignal;
   onPage?: (p: RenderedPage) => void;
@@ -165,7 +171,7 @@ export interface RenderOptions {
 }
 
 /**
- * Renders pages firstPage..lastPage (default every page) at `widths.read` and `widths.thumb` pixels
+ * Renders pages firstPage..lastPage (default every page) at `widths.read` and (if given) `widths.thumb` pixels
  * wide into `outDir` (created if needed). `onPage` sees each image as soon as it is written; batches
  * run side by side, so pages arrive in order within a batch, not overall. The result is sorted by
  * page, read before thumb. On failure the images already written stay in `outDir` (the caller owns
@@ -176,7 +182,7 @@ export async function renderPages(pdfPath: string, outDir: string, opts: RenderO
   // Absolute paths: nothing handed to poppler may start with "-".
   pdfPath = resolve(pdfPath);
   outDir = resolve(outDir);
-  for (const w of [widths.thumb, widths.read]) {
+  for (const w of widths.thumb === undefined ? [widths.read] : [widths.thumb, widths.read]) {
     if (!Number.isInteger(w) || w < 1) throw new RangeError(`image widths must be positive integers, got ${w}`);
   }
   signal?.throwIfAborted();
@@ -186,7 +192,7 @@ export async function renderPages(pdfPath: string, outDir: string, opts: RenderO
   if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last > pages.length || first > last) {
     throw new RangeError(`pages ${first}..${last} are not within the document's 1..${pages.length}`);
   }
-  assertPixelLimit(pages.slice(first - 1, last), Math.max(widths.read, widths.thumb), limits, first);
+  assertPixelLimit(pages.slice(first - 1, last), Math.max(widths.read, widths.thumb ?? 0), limits, first);
   await mkdir(outDir, { recursive: true });
   const processes = Math.max(1, opts.processes ?? RENDER_CONCURRENCY);
   const batches = planBatches(pages, quarterTurned, widths.read, first, last, batchLength(last - first + 1, processes));
@@ -205,9 +211,12 @@ export async function renderPages(pdfPath: string, outDir: string, opts: RenderO
     stop.signal.throwIfAborted();
     const readPath = pageFile(outDir, page, "read");
     const read: RenderedPage = { page, size: "read", path: readPath, ...(await placeExactWidth(file, readPath, widths.read)) };
-    const thumbPath = pageFile(outDir, page, "thumb");
-    const thumb: RenderedPage = { page, size: "thumb", path: thumbPath, ...(await derive(readPath, thumbPath, widths.thumb)) };
-    for (const r of [read, thumb]) {
+    const made = [read];
+    if (widths.thumb !== undefined) {
+      const thumbPath = pageFile(outDir, page, "thumb");
+      made.push({ page, size: "thumb", path: thumbPath, ...(await derive(readPath, thumbPath, widths.thumb)) });
+    }
+    for (const r of made) {
       results.push(r);
       opts.onPage?.(r);
     }

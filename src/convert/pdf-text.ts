@@ -179,6 +179,7 @@ export async function extractText(
     await runPoppler("pdftotext", (at) => ["-bbox-layout", "-cropbox", "-enc", "UTF-8", "-f", String(first), "-l", String(last), at(pdfPath), "-"], {
       input: pdfPath,
       timeoutMs: limits.timeoutMs,
+      sandbox: limits.sandbox,
       onStdout: (chunk) => reader.push(chunk),
     });
     for (let p = first; p <= last; p++) out.push(got[p - first] ?? { page: p, text: "", words: [] });

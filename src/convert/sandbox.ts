@@ -23,7 +23,13 @@
 import { spawnSync } from "node:child_process";
 import { posix } from "node:path";
 
-export type SandboxSettings = { kind: "bwrap"; bwrap: string } | { kind: "none" };
+/**
+ * Where converters run: bubblewrap at `bwrap`, or (QUIRE_UNSAFE_NO_SANDBOX) no sandbox; `owner`
+ * names the worker whose converters these are (the start-up sweep, office-workdir.ts). Made once
+ * by the worker role from the configuration (`sandboxSettings`) and handed to every converter it
+ * starts: no module holds a current setting, so a test's worker runs converters as `quire worker` does.
+ */
+export type SandboxSettings = ({ kind: "bwrap"; bwrap: string } | { kind: "none" }) & { readonly owner?: string };
 
 export const DEFAULT_SANDBOX: SandboxSettings = { kind: "bwrap", bwrap: "/usr/bin/bwrap" };
 /** Only for controls in tests and for QUIRE_UNSAFE_NO_SANDBOX. */
@@ -32,17 +38,10 @@ export const NO_SANDBOX: SandboxSettings = { kind: "none" };
 /** The environment variable that names the worker owning a converter process (see office-workdir.ts). */
 export const OWNER_VARIABLE = "QUIRE_CONVERTER_OF";
 
-let current: SandboxSettings = DEFAULT_SANDBOX;
-let owner = "";
-
-/** Set once by `quire worker` before any converter starts; every later converter spawn uses it. */
-export function configureSandbox(settings: SandboxSettings, ownerName = ""): void {
-  current = settings;
-  owner = ownerName;
-}
-
-export function currentSandbox(): SandboxSettings {
-  return current;
+/** The settings QUIRE_UNSAFE_NO_SANDBOX and QUIRE_BWRAP ask for, for the worker named `owner`. */
+export function sandboxSettings(config: { readonly unsafeNoSandbox: boolean; readonly bwrapPath: string }, owner?: string): SandboxSettings {
+  const kind: SandboxSettings = config.unsafeNoSandbox ? { kind: "none" } : { kind: "bwrap", bwrap: config.bwrapPath };
+  return owner === undefined ? kind : { ...kind, owner };
 }
 
 /** The uid and gid converters have inside their user namespace. */
@@ -91,7 +90,7 @@ export interface SandboxView {
   command(cmd: string, args: readonly string[]): SandboxedCommand;
 }
 
-export function sandboxView(spec: SandboxSpec, settings: SandboxSettings = current): SandboxView {
+export function sandboxView(spec: SandboxSpec, settings: SandboxSettings): SandboxView {
   const mounts = [...(spec.readOnly ?? []), ...(spec.writable ?? [])];
   if (spec.tmp !== undefined) mounts.push([spec.tmp, "/tmp"]);
   const sandboxed = settings.kind === "bwrap";
@@ -104,7 +103,7 @@ export function sandboxView(spec: SandboxSpec, settings: SandboxSettings = curre
   };
   const limit = ["--as=" + String(spec.addressSpaceBytes), "--"];
   // Marks the outermost process as this worker's, for the start-up sweep (office-workdir.ts).
-  const marker = owner ? { [OWNER_VARIABLE]: owner } : {};
+  const marker = settings.owner ? { [OWNER_VARIABLE]: settings.owner } : {};
   return {
     path(hostPath) {
       if (!sandboxed) return hostPath;
@@ -154,7 +153,7 @@ function bwrapArgs(spec: SandboxSpec, env: Record<string, string>): string[] {
  * Throws, with what to do about it, unless a sandbox can be built here. Run once at start: a
  * worker refuses to start rather than run converters unconfined.
  */
-export function assertSandboxWorks(settings: SandboxSettings = current): void {
+export function assertSandboxWorks(settings: SandboxSettings): void {
   if (settings.kind === "none") return;
   const { file, args, env } = sandboxView({ addressSpaceBytes: 1024 ** 3 }, settings).command("/usr/bin/true", []);
   const probe = spawnSync(file, args, { encoding: "utf8", env, timeout: 30_000 });

@@ -3,7 +3,7 @@
  * and the sweeper enqueue only these, and a worker refuses to start unless it has a handler for
  * each. A new kind (webhook delivery, OCR) is added here and gets its handler in the registry.
  */
-export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery", "index-text", "publish-scheduled"] as const;
+export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery", "index-text", "publish-scheduled", "replace-file", "page-variants"] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -26,8 +26,20 @@ export const INDEX_TEXT: JobKind = "index-text";
 /** Renders, extracts and OCRs one page range of a split document (src/jobs/convert-pages.ts). */
 export const CONVERT_PAGES: JobKind = "convert-pages";
 
+/**
+ * Makes every page's reading variants (WebP at each width, src/page-variants.ts) of a published
+ * document ahead of its readers: `quire pages reencode` queues one per document (src/jobs/page-variants.ts).
+ */
+export const PAGE_VARIANTS: JobKind = "page-variants";
+
 /** Publishes a v2 draft at its `scheduledTime` (decisions §14; src/jobs/publish-scheduled.ts). */
 export const PUBLISH_SCHEDULED: JobKind = "publish-scheduled";
+
+/**
+ * Converts a published document's new file beside its pages, then switches the document to it
+ * (src/jobs/replace-file.ts; src/domain/document-replacement.ts).
+ */
+export const REPLACE_FILE: JobKind = "replace-file";
 
 /**
  * The page ranges a document of `pageCount` pages is split into, `rangePages` pages each (the last

@@ -1,12 +1,75 @@
 /**
- * What a published page is as an image: its widths, its format, the covers' widths. One place for
+ * What a published page is as an image: its widths, its formats, the covers' widths. One place for
  * the pipeline that renders them, the pages that show them and the tests that check them.
  */
 
-/** Pixel widths of every page: the thumbnail strip and the reading size. */
+/**
+ * Pixel widths of every page as the conversion renders it: the thumbnail strip and the reading
+ * size. These JPEGs (q90, `pages/read/N.jpg`, `pages/thumb/N.jpg`) are every document's master
+ * images, old and new: the reader's smaller and WebP variants are made from them (docs/images.md).
+ */
 export const PAGE_WIDTHS = { thumb: 200, read: 1200 } as const;
 /** Pixel widths of the three covers (page 1). */
 export const COVER_WIDTHS = { small: 150, medium: 300, large: 600 } as const;
 
 export const IMAGE_EXTENSION = "jpg";
 export const IMAGE_MIME_TYPE = "image/jpeg";
+
+/**
+ * The widths the reader offers each page in (`srcset`): a phone's 1x and 2x, a wide screen's page
+ * at 1x (about 520 CSS px in the paged view at 1366 × 850) and at 2x or zoomed, and the master's own
+ * width. The largest is the master's: nothing is ever enlarged.
+ */
+export const VARIANT_WIDTHS = [400, 600, 800, PAGE_WIDTHS.read] as const;
+/** The thumbnail strip's variant (4.5rem wide, 2x and a little more). */
+export const THUMB_VARIANT_WIDTH = PAGE_WIDTHS.thumb;
+export type VariantWidth = (typeof VARIANT_WIDTHS)[number] | typeof THUMB_VARIANT_WIDTH;
+export const ALL_VARIANT_WIDTHS: readonly VariantWidth[] = [THUMB_VARIANT_WIDTH, ...VARIANT_WIDTHS];
+
+export type VariantFormat = "webp" | "jpeg";
+export const VARIANT_EXTENSION: Record<VariantFormat, string> = { webp: "webp", jpeg: "jpg" };
+export const VARIANT_MIME_TYPE: Record<VariantFormat, string> = { webp: "image/webp", jpeg: "image/jpeg" };
+
+/**
+ * What a page is, as its pixels say (classifyPage): black or grey text on paper; a page without
+ * colour but with many mid tones (a grey scan, a black-and-white photo); a page with colour.
+ */
+export type PageClass = "text" | "grey" | "colour";
+
+/**
+ * The encoding of each class, each the lowest quality that reaches, on every sample page of its class,
+ * the SSIM today's JPEG q90 reaches at the same width (`npm run bench -- pages` finds and prints them).
+ * libwebp's `text` preset keeps edges; pages without colour are encoded from one channel, so their
+ * chroma costs nothing and a JPEG fallback is a one-channel JPEG.
+ */
+export const PAGE_ENCODINGS: Record<PageClass, { webpQuality: number; preset: "text" | "photo" | "picture"; grey: boolean }> = {
+  text: { webpQuality: 85, preset: "text", grey: true },
+  grey: { webpQuality: 85, preset: "photo", grey: true },
+  colour: { webpQuality: 91, preset: "picture", grey: false },
+};
+/** The JPEG fallback's quality: today's, so a browser without WebP sees what it always saw. */
+export const FALLBACK_JPEG_QUALITY = 90;
+
+/**
+ * A page's class from its pixels, 8-bit RGB (channels 3) or grey (channels 1), typically a small
+ * rendering of the page: colour when more than 1 in 500 pixels is clearly coloured (a channel apart
+ * from the others by more than 24: anti-aliased black text stays well within that), `grey` when
+ * more than 15% of the pixels are mid tones (neither paper nor ink), `text` otherwise.
+ */
+export function classifyPage(pixels: Uint8Array, channels: number): PageClass {
+  const n = Math.floor(pixels.length / channels);
+  if (n === 0) return "text";
+  let coloured = 0;
+  let mid = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * channels;
+    const r = pixels[o] ?? 0;
+    const g = channels >= 3 ? (pixels[o + 1] ?? 0) : r;
+    const b = channels >= 3 ? (pixels[o + 2] ?? 0) : r;
+    if (Math.max(r, g, b) - Math.min(r, g, b) > 24) coloured++;
+    const y = (r * 299 + g * 587 + b * 114) / 1000;
+    if (y > 48 && y < 208) mid++;
+  }
+  if (coloured * 500 > n) return "colour";
+  return mid > n * 0.15 ? "grey" : "text";
+}

@@ -6,6 +6,7 @@
 import { createReadStream } from "node:fs";
 import { extname, join } from "node:path";
 import type { Logger } from "pino";
+import { pageVariants } from "../page-variants.ts";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { FetchOptions } from "../convert/fetch-url.ts";
@@ -35,7 +36,8 @@ export interface ConvertDeps {
   pdfLimits: PdfLimits;
   /** Text kept per page and per document (QUIRE_TEXT_MAX_*); the defaults when unset. */
   textBounds?: TextBounds;
-  pageWidths: { thumb: number; read: number };
+  /** Without `thumb` (the worker's), thumbnails are made from the reading size when first asked for. */
+  pageWidths: { thumb?: number; read: number };
   /** Pages without a usable text layer are read by Tesseract with these settings. */
   ocr: OcrSettings;
   /** pdftoppm processes one conversion (or range) runs at once (QUIRE_RENDER_PROCESSES); the renderer's default when unset. */
@@ -121,6 +123,10 @@ export async function runPageStep(deps: ConvertDeps, input: PageStepInput): Prom
       await putFile(deps.blobs, blobKeys.cover(doc.blobId, size, extname(made[size]).slice(1)), made[size]);
     }
     covers = { width: made.width, height: made.height };
+    // Page 1 is every reader's first view: its variants are ready before anyone asks (the rest are made
+    // on request). One page's encodes, a few tens of milliseconds; after the upload of its master.
+    // Never fails the conversion: a variant not made here is made on its first request.
+    await pageVariants(deps.blobs, { concurrency: 1 }).makeAll(doc.blobId, 1).catch(() => false);
   }
   const text = await recognizePages(pdf, await extractText(pdf, deps.pdfLimits, deps.textBounds, range), {
     ...deps.ocr,
@@ -128,6 +134,7 @@ export async function runPageStep(deps: ConvertDeps, input: PageStepInput): Prom
     sizes: [...input.sizes],
     textLayerIsOurs: input.textLayerIsOurs,
     timeoutMs: deps.pdfLimits.timeoutMs,
+    sandbox: deps.pdfLimits.sandbox,
     signal,
     tmpDir: work,
   });

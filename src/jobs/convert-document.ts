@@ -22,7 +22,7 @@ export type { ConvertDeps } from "./conversion-steps.ts";
 /** Plain text beyond this is no document a reader pages through (about 2,000 pages of prose). */
 const MAX_TEXT_BYTES = 8 * 1024 * 1024;
 
-const FORMAT_MESSAGE = "The file is not a supported document (PDF, an office document, plain text or an image).";
+export const FORMAT_MESSAGE = "The file is not a supported document (PDF, an office document, plain text or an image).";
 
 /**
  * The whole P -> A/F pipeline, in order: original (fetched for URL uploads), PDF (LibreOffice for
@@ -101,7 +101,7 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps): JobHandler {
 }
 
 /** Every format but PDF becomes a PDF: office formats in LibreOffice, images by sharp, text laid out by Writer. */
-async function toPdf(deps: ConvertDocumentDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
+export async function toPdf(deps: ConvertDocumentDeps, type: Exclude<OrgDocType, "pdf">, original: string, pdf: string, signal: AbortSignal): Promise<void> {
   if (isImageType(type)) await imageToPdf(original, type, pdf, { maxPixels: deps.pdfLimits.maxPagePixels, maxPages: deps.pdfLimits.maxPages, maxTotalPixels: deps.maxImagePixels, signal });
   else if (type === "txt") await textToPdf(original, pdf, deps.office, { maxBytes: MAX_TEXT_BYTES, signal });
   else await deps.office.convert(original, pdf, signal);

@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { blobKeys } from "../blobs/blob-keys.ts";
+import type { BlobStore } from "../blobs/blob-store.ts";
 import type { Store } from "../store/open-store.ts";
 import { DISK_WAIT_MARK, FAILURE_CODES } from "../domain/job-failure.ts";
 import { JOB_KINDS, type JobKind } from "../domain/job-kinds.ts";
@@ -17,6 +19,8 @@ export interface SweepOptions {
   diskWaitMs?: number;
   batch?: number;
   now?: () => number;
+  /** Where a replacement failed for a lost job left its files (serving nobody now); unset: the orphan clean-up takes them. */
+  blobs?: Pick<BlobStore, "deletePrefix">;
   /** Told of each job failed for its unknown kind (the worker counts them in its metrics). */
   onUnknownKind?: (job: { id: number; kind: string }) => void;
 }
@@ -62,6 +66,10 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
       report.requeued++;
     }
   }
+  // A new file converting beside a published document whose job is gone (src/domain/document-replacement.ts).
+  const stranded = await opts.store.replacements.failStranded(now, batch);
+  report.failed += stranded.length;
+  for (const blobId of stranded) await opts.blobs?.deletePrefix(blobKeys.prefix(blobId)).catch(() => undefined);
   if (report.requeued + report.failed + report.overdue > 0) opts.log.warn(report, "sweeper healed documents");
   return report;
 }

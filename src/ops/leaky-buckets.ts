@@ -75,6 +75,12 @@ export interface RateLimiter {
   allow(key: string): boolean;
   /** Like allow: 0 when the request may go on (and it is counted), else the milliseconds until it could. */
   take(key: string): number;
+  /**
+   * Like take, with what a client is told of its budget (the `x-ratelimit-*` headers of v2):
+   * `limit` (the burst), `remaining` requests it may make at once now, and `resetMs`, the epoch
+   * milliseconds when its bucket will have drained empty. With the limit off: undefined.
+   */
+  takeWithStatus(key: string): { waitMs: number; limit: number; remaining: number; resetMs: number } | undefined;
   /** Buckets held, for tests. */
   size(): number;
 }
@@ -118,6 +124,14 @@ export function createRateLimiter(opts: RateLimitOptions): RateLimiter {
   return {
     allow: (key) => take(key) === 0,
     take,
+    takeWithStatus(key) {
+      if (perSecond <= 0) return undefined;
+      const waitMs = take(key);
+      const now = clock();
+      const b = buckets.get(key);
+      const level = b ? drained(b, now) : 0;
+      return { waitMs, limit: burst, remaining: Math.max(0, Math.floor(burst - level)), resetMs: now + Math.ceil((level / perSecond) * 1000) };
+    },
     size: () => buckets.size,
   };
 }

@@ -26,6 +26,11 @@ export interface AccountSummary {
   activeKeys: string[];
 }
 
+/** What creating an account answers: its id, or the one refusal the database decides. */
+export type AccountCreate = { ok: true; id: number } | { ok: false; reason: "name-taken" };
+/** What adding a key to a named account answers. */
+export type KeyAdd = { ok: true } | { ok: false; reason: "not-found" };
+
 /** Keys read recently; a busy server sees far fewer distinct keys than this. */
 const REMEMBERED_KEYS = 10_000;
 
@@ -67,12 +72,12 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     },
 
     /**
-     * Creates the account with its first key, in one transaction; undefined if the username is
+     * Creates the account with its first key, in one transaction; "name-taken" if the username is
      * taken. The insert itself decides, so creates of one name at once (two processes) answer one
      * id and "taken" to the rest: a read first would let both pass it and one end in a unique
      * violation (PostgreSQL) or a lock it cannot take (SQLite, a read turned write).
      */
-    async createWithKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<number | undefined> {
+    async createWithKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<AccountCreate> {
       return db.transaction().execute(async (trx) => {
         const created = await trx
           .insertInto("accounts")
@@ -80,24 +85,24 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
           .onConflict((oc) => oc.column("username").doNothing())
           .returning("id")
           .executeTakeFirst();
-        if (!created) return undefined;
+        if (!created) return { ok: false, reason: "name-taken" };
         const { id } = created;
         await trx
           .insertInto("apiKeys")
           .values({ apiKey, accountId: id, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
           .execute();
-        return id;
+        return { ok: true, id };
       });
     },
 
-    async addKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<boolean> {
+    async addKey(username: string, apiKey: string, apiSecret: string, now: number): Promise<KeyAdd> {
       const account = await db.selectFrom("accounts").select("id").where("username", "=", username).executeTakeFirst();
-      if (!account) return false;
+      if (!account) return { ok: false, reason: "not-found" };
       await db
         .insertInto("apiKeys")
         .values({ apiKey, accountId: account.id, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
         .execute();
-      return true;
+      return { ok: true };
     },
 
     /** The only query that reads a secret: the signature check needs it. */

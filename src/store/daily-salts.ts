@@ -21,8 +21,9 @@ export interface ReaderKeyInput {
  * longer be recomputed from an address.
  */
 export function dailySaltsRepo(db: Kysely<Database>) {
-  // One lookup per day and process; callers asking at once share it.
-  let cached: { day: string; salt: Promise<string> } | undefined;
+  // One lookup per day and process; callers asking at once share it. `value` is set once it is
+  // read, with the day's bounds, so the request path gets it without a promise or a date (`cachedSalt`).
+  let cached: { day: string; salt: Promise<string>; value?: string; from: number; to: number } | undefined;
 
   async function load(day: string): Promise<string> {
     // Days before this one lose their salt first: it is no longer anybody's to use.
@@ -41,11 +42,16 @@ export function dailySaltsRepo(db: Kysely<Database>) {
     const day = utcDay(now);
     if (cached?.day !== day) {
       const salt = load(day);
-      cached = { day, salt };
-      // A failed lookup (database gone) is not kept: the next caller tries again.
-      salt.catch(() => {
-        if (cached?.salt === salt) cached = undefined;
-      });
+      const from = Date.parse(`${day}T00:00:00.000Z`);
+      const entry: NonNullable<typeof cached> = { day, salt, from, to: from + 86_400_000 };
+      cached = entry;
+      salt.then(
+        (value) => void (entry.value = value),
+        // A failed lookup (database gone) is not kept: the next caller tries again.
+        () => {
+          if (cached === entry) cached = undefined;
+        },
+      );
     }
     return cached.salt;
   }
@@ -53,6 +59,11 @@ export function dailySaltsRepo(db: Kysely<Database>) {
   return {
     /** The salt of `now`'s UTC day, made if the day has none yet. */
     saltFor,
+
+    /** `now`'s salt if this process has read it already (the request path's fast way); else undefined. */
+    cachedSalt(now: number): string | undefined {
+      return cached !== undefined && now >= cached.from && now < cached.to ? cached.value : undefined;
+    },
 
     /**
      * "The reader key" of one reader of one document on `now`'s UTC day: the same for the same

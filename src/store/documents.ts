@@ -67,7 +67,7 @@ export interface ActivationResult {
 export type DocumentWrite = { ok: true } | { ok: false; reason: "name-taken" | "not-found" };
 
 /** Whole records as they are now in `q` (a transaction): what a change's webhook deliveries carry. */
-async function recordsIn(q: Kysely<Database>, documentIds: string[]): Promise<DocumentRecord[]> {
+export async function recordsIn(q: Kysely<Database>, documentIds: string[]): Promise<DocumentRecord[]> {
   const rows = await q
     .selectFrom("documents")
     .innerJoin("accounts", "accounts.id", "documents.accountId")
@@ -370,11 +370,13 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
             .map(({ documentId, blobId }) => ({ documentId, blobId }));
           if (rows.length === 0) return;
           const ids = rows.map((r) => r.documentId);
+          // A new file converting beside the document goes with it (its row by cascade, its blobs by the caller).
+          const replacing = await trx.selectFrom("documentReplacements").select(["documentId", "blobId"]).where("documentId", "in", ids).execute();
           await trx.deleteFrom("jobs").where("documentId", "in", ids).execute();
           // After the jobs go (the delivery job it writes must stay), before the records do (they are its body).
           await recordDocumentEvent(trx, { event: "document.deleted", accountId, now }, () => recordsIn(trx, ids));
           await trx.deleteFrom("documents").where("accountId", "=", accountId).where("documentId", "in", ids).execute();
-          removed.push(...rows);
+          removed.push(...rows, ...replacing);
         });
       }
       return removed;
@@ -391,11 +393,12 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     },
 
     /**
-     * A new original for a v2 draft that is not converting (D or F): the record points at it and
-     * goes back to P with a conversion job, in one transaction. Answers the blobId it replaced,
-     * whose files the caller deletes; undefined when the document is no draft of the account, or converting.
+     * A new original for a document no reader sees pages of (a v2 draft in D or F, or a failed
+     * document): the record points at it and goes back to P with a conversion job, in one
+     * transaction (src/domain/document-replacement.ts). Answers the blobId it replaced, whose files
+     * the caller deletes; undefined when the document is not the account's, or is converting or published.
      */
-    async replaceDraftOriginal(
+    async restartWithOriginal(
       accountId: number,
       documentId: string,
       source: Pick<DocumentRecord, "origin" | "orgDocType" | "orgDocName" | "slurpUrl" | "originalSize" | "blobId">,
@@ -405,15 +408,15 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       return db.transaction().execute(async (trx) => {
         const before = await trx
           .selectFrom("documents").select(["blobId", "state"])
-          .where("accountId", "=", accountId).where("documentId", "=", documentId).where("draft", "=", 1)
+          .where("accountId", "=", accountId).where("documentId", "=", documentId)
           .executeTakeFirst();
-        if (!before || before.state === "P") return undefined;
+        if (!before || before.state === "P" || before.state === "A") return undefined;
         const r = await trx
           .updateTable("documents")
           .set({
             origin: source.origin, orgDocType: source.orgDocType, orgDocName: source.orgDocName, slurpUrl: source.slurpUrl,
             originalSize: source.originalSize, blobId: source.blobId, state: "P", pageCount: 0, coverWidth: 0, coverHeight: 0, errorCode: 0, errorMessage: "", updatedAt: now })
-          .where("documentId", "=", documentId).where("state", "=", before.state).where("draft", "=", 1)
+          .where("documentId", "=", documentId).where("state", "=", before.state)
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) !== 1) return undefined;
         await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();

@@ -164,6 +164,32 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
         .execute();
     },
 
+    /**
+     * One `kind` job for every published document with pages that has none of that kind queued or
+     * running (or for `documentId` alone), in one statement: work over old documents in the
+     * background (`quire pages reencode`). Answers how many were queued.
+     */
+    async enqueueForPublished(kind: JobKind, now: number, documentId?: string): Promise<number> {
+      let docs = db
+        .selectFrom("documents")
+        .select([
+          sql<string>`${kind}`.as("kind"), "documentId", "accountId", sql<string>`${"queued"}`.as("state"), sql<number>`${0}`.as("attempts"),
+          sql<number>`${now}`.as("runAt"), sql<string>`${""}`.as("lastError"), sql<number>`${now}`.as("createdAt"), sql<number>`${now}`.as("updatedAt"),
+        ])
+        .where("documents.state", "=", "A")
+        .where("documents.pageCount", ">", 0)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("jobs as j").select("j.id").whereRef("j.documentId", "=", "documents.documentId").where("j.kind", "=", kind).where("j.state", "in", ["queued", "running"]))),
+        );
+      if (documentId !== undefined) docs = docs.where("documents.documentId", "=", documentId);
+      const r = await db
+        .insertInto("jobs")
+        .columns(["kind", "documentId", "accountId", "state", "attempts", "runAt", "lastError", "createdAt", "updatedAt"])
+        .expression(docs)
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0);
+    },
+
     /** Documents still in P with no queued or running job: their job was lost or ended without them. */
     async findStranded(limit: number): Promise<Array<{ documentId: string; accountId: number; hasEndedJob: boolean }>> {
       const rows = await db
@@ -182,11 +208,27 @@ export function jobsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "lock
     },
 
     /**
-     * Documents in P since before `cutoff`, whatever their job is doing; but a document whose job
+     * Documents in P since before `cutoff` (or since their file was replaced), whatever their job is doing; but a document whose job
      * waits for the machine (its `lastError` starts with `waiting.mark`) only from `waiting.cutoff`.
      */
     async findOverdue(cutoff: number, limit: number, waiting?: { mark: string; cutoff: number }): Promise<string[]> {
-      let q = db.selectFrom("documents as d").select("d.documentId").where("d.state", "=", "P").where("d.createdAt", "<", cutoff);
+      let q = db
+        .selectFrom("documents as d")
+        .select("d.documentId")
+        .where("d.state", "=", "P")
+        .where("d.createdAt", "<", cutoff)
+        // A document given a new file converts again from then (src/uploads/replace-file.ts): its bound starts anew.
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("jobs as r")
+                .select("r.id")
+                .whereRef("r.documentId", "=", "d.documentId")
+                .where("r.kind", "=", "convert-document")
+                .where("r.createdAt", ">=", cutoff),
+            ),
+          ),
+        );
       if (waiting) {
         q = q.where(({ or, eb, not, exists, selectFrom }) =>
           or([

@@ -516,6 +516,33 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         }
       },
     },
+    "0016_document_replacements": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // A new file for a published document (issue 26 item 5), converted beside the pages readers
+        // see until one guarded update switches the document to it. One per document: the newest wins.
+        await db.schema
+          .createTable("document_replacements")
+          .ifNotExists()
+          .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("blob_id", "text", (c) => c.notNull())
+          .addColumn("job_id", "integer", (c) => c.notNull())
+          .addColumn("origin", "text", (c) => c.notNull())
+          .addColumn("org_doc_type", "text", (c) => c.notNull())
+          .addColumn("org_doc_name", "text", (c) => c.notNull())
+          .addColumn("slurp_url", "text", (c) => c.notNull())
+          .addColumn("original_size", "bigint", (c) => c.notNull())
+          .addColumn("state", "text", (c) => c.notNull())
+          .addColumn("error_code", "integer", (c) => c.notNull())
+          .addColumn("error_message", "text", (c) => c.notNull())
+          .addColumn("created_at", "bigint", (c) => c.notNull())
+          .addColumn("updated_at", "bigint", (c) => c.notNull())
+          .execute();
+        // The orphan clean-up asks which blob folders a record owns.
+        await db.schema.createIndex("document_replacements_blob").ifNotExists().on("document_replacements").column("blob_id").execute();
+      },
+    },
     "0017_app_ux": {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       async up(db: Kysely<any>) {

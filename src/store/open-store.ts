@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { sql, type Kysely } from "kysely";
+import { sql } from "kysely";
 import { SecretBox } from "../domain/secret-box.ts";
 import { accountsRepo } from "./accounts.ts";
 import { apiTokensRepo } from "./api-tokens.ts";
 import { documentV2Repo } from "./document-v2.ts";
+import { documentReplacementsRepo } from "./document-replacements.ts";
 import { blobReferencesRepo } from "./blob-references.ts";
 import { appSessionsRepo } from "./app-sessions.ts";
 import { bookmarksRepo } from "./bookmarks.ts";
@@ -21,18 +22,13 @@ import { webhooksRepo } from "./webhooks.ts";
 import { uploadChecksumsRepo } from "./upload-checksums.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
-import type { Database } from "./schema.ts";
 import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
 import { searchIndex } from "./search-index.ts";
 import { statisticsRepo } from "./statistics.ts";
+import { attachDatabase } from "./store-handle.ts";
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
-  /**
-   * For tests that inspect tables. Nothing in src/ outside src/store/ reads it (the architecture
-   * test checks): the rest of the app goes through the repositories below.
-   */
-  readonly db: Kysely<Database>;
   readonly accounts: ReturnType<typeof accountsRepo>;
   readonly documents: ReturnType<typeof documentsRepo>;
   readonly folders: ReturnType<typeof foldersRepo>;
@@ -62,6 +58,8 @@ export interface Store {
   readonly uploadChecksums: ReturnType<typeof uploadChecksumsRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;
+  /** A published document's new file, converting beside its pages (migration 0016). */
+  readonly replacements: ReturnType<typeof documentReplacementsRepo>;
   /** The daily salt of reader recognition and "the reader key" a route asks for (decisions §15, migration 0013). */
   readonly dailySalts: ReturnType<typeof dailySaltsRepo>;
   /**
@@ -122,9 +120,9 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
   }
   const { db } = dialect;
   const secrets = new SecretBox(opts.secretKeys ?? []);
-  return {
+  // The handle stays off the type: tests reach it through store-handle.ts, the app never.
+  return attachDatabase<Store>({
     dialect: dialect.name,
-    db,
     accounts: accountsRepo(db, secrets, dialect.changeEpoch?.bind(dialect)),
     documents: documentsRepo(db, dialect),
     folders: foldersRepo(db, dialect),
@@ -144,10 +142,11 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
     uploadChecksums: uploadChecksumsRepo(db),
     documentV2: documentV2Repo(db),
+    replacements: documentReplacementsRepo(db, dialect),
     dailySalts: dailySaltsRepo(db),
     watchQueuedJobs: (onQueued, log) => dialect.watchQueuedJobs(onQueued, log),
-    statistics: statisticsRepo(db, dialect.name),
+    statistics: statisticsRepo(db, dialect.name, dialect.writeStatistics?.bind(dialect)),
     ping: async () => void (await sql`select 1`.execute(db)),
     close: () => dialect.close(),
-  };
+  }, db);
 }

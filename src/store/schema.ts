@@ -356,6 +356,28 @@ export interface UploadChecksumsTable {
   sha256: string;
 }
 
+/**
+ * A new file for a document that stays published meanwhile (migration 0016): converted under its
+ * own `blobId` by the job `jobId`; `state` P while converting, F when it failed (the document keeps
+ * its pages). Gone once the document switched to it.
+ */
+export interface DocumentReplacementsTable {
+  documentId: string;
+  accountId: number;
+  blobId: string;
+  jobId: number;
+  origin: DocumentOrigin;
+  orgDocType: RecordedDocType;
+  orgDocName: string;
+  slurpUrl: string;
+  originalSize: number;
+  state: "P" | "F";
+  errorCode: number;
+  errorMessage: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface Database {
   uploadChecksums: UploadChecksumsTable;
   accounts: AccountsTable;
@@ -376,6 +398,7 @@ export interface Database {
   documentComments: DocumentCommentsTable;
   apiTokens: ApiTokensTable;
   documentV2: DocumentV2Table;
+  documentReplacements: DocumentReplacementsTable;
   dailySalts: DailySaltsTable;
   statDays: StatDaysTable;
   statPages: StatPagesTable;

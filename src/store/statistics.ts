@@ -4,6 +4,7 @@ import {
   applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
+import { dailySaltsRepo } from "./daily-salts.ts";
 import type { Database } from "./schema.ts";
 
 /**
@@ -107,7 +108,12 @@ interface ReaderRow extends ReaderDay {
  * Readership statistics (decisions §15, migration 0013): the per-document per-day figures, the
  * depth curve's per-page counts, referrers, and today's readers (by key only) so each counts once.
  */
-export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgres") {
+export function statisticsRepo(
+  db: Kysely<Database>,
+  dialect: "sqlite" | "postgres",
+  /** The dialect's writer off the event loop (SQLite's thread), if it has one. */
+  writeOffLoop?: (events: StatEvent[], sweepBefore?: number) => Promise<number>,
+) {
   /** Applies a batch; answers how many events counted for a document that still exists. */
   async function record(events: readonly StatEvent[]): Promise<number> {
     if (events.length === 0) return 0;
@@ -349,16 +355,41 @@ export function statisticsRepo(db: Kysely<Database>, dialect: "sqlite" | "postgr
     });
   }
 
+  /** Deletes the readers of days before `now`'s (decisions §15). */
+  async function deleteReadersBefore(now: number): Promise<number> {
+    const r = await db.deleteFrom("statReaders").where("day", "<", utcDay(now)).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** Deletes what is kept only for its day: the readers and the salts of days before `now`'s. */
+  async function sweep(now: number): Promise<void> {
+    await deleteReadersBefore(now);
+    await dailySaltsRepo(db).deleteBefore(now);
+  }
+
+  /**
+   * A batch, then the sweep: the batch is committed first, so a sweep that fails (tried again a
+   * minute later: it only deletes what is past) never makes the counter write the batch twice.
+   */
+  async function recordAndSweep(events: StatEvent[], sweepBefore?: number): Promise<number> {
+    const counted = await record(events);
+    if (sweepBefore !== undefined) await sweep(sweepBefore).catch(() => undefined);
+    return counted;
+  }
+
   return {
     record,
+    deleteReadersBefore,
+    sweep,
+    recordAndSweep,
 
     /**
-     * Deletes what is kept only for its day (decisions §15): the readers of days before `now`'s.
-     * (The salts go with src/store/daily-salts.ts's `deleteBefore`.)
+     * What the counter calls (src/web/stats-counter.ts): `record`, then `sweep` when `sweepBefore`
+     * is given, in one call. On SQLite they run in a thread of their own with its own connection
+     * (dialects/sqlite-stats-writer.ts), so the event loop never waits for a batch.
      */
-    async deleteReadersBefore(now: number): Promise<number> {
-      const r = await db.deleteFrom("statReaders").where("day", "<", utcDay(now)).executeTakeFirst();
-      return Number(r.numDeletedRows);
+    async write(events: StatEvent[], sweepBefore?: number): Promise<number> {
+      return writeOffLoop ? writeOffLoop(events, sweepBefore) : recordAndSweep(events, sweepBefore);
     },
 
     /**

@@ -21,6 +21,8 @@ export interface PageMeta {
   bodyClass?: string;
   /** oEmbed discovery: the endpoint's absolute addresses for this page (reader pages only). */
   oembed?: { json: string; xml: string };
+  /** The image the page shows first (the reader's start page): asked for before the stylesheet, at high priority. */
+  preloadImage?: { srcset: string; sizes: string };
 }
 
 /**
@@ -51,6 +53,7 @@ ${description !== undefined && html`<meta name="twitter:description" content="${
 ${meta.image !== undefined && html`<meta name="twitter:image" content="${meta.image}">`}`}
 ${meta.oembed !== undefined && html`<link rel="alternate" type="application/json+oembed" href="${meta.oembed.json}" title="${meta.title}">
 <link rel="alternate" type="text/xml+oembed" href="${meta.oembed.xml}" title="${meta.title}">`}
+${meta.preloadImage !== undefined && html`<link rel="preload" as="image" imagesrcset="${meta.preloadImage.srcset}" imagesizes="${meta.preloadImage.sizes}" fetchpriority="high">`}
 <link rel="icon" href="${assets.icon.url}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.readerCss.url}">
 </head>

@@ -1,8 +1,9 @@
 import type { DocumentRecord } from "../domain/document.ts";
 import {
-  coverPath, docPath, downloadPath, embedPath, imageVersion, pagePath, profilePath, textBasePath,
+  coverPath, docPath, downloadPath, embedPath, imageVersion, pageImagePath, pageSrcset, profilePath, textBasePath, thumbImagePath,
 } from "./document-paths.ts";
 import { html, safeHttpUrl, trusted, type Html } from "./html.ts";
+import { markTerms } from "./snippet-marks.ts";
 import { oembedLinks } from "./oembed.ts";
 import { pageLayout } from "./page-layout.ts";
 import { plainHttpOrigin } from "./public-origin.ts";
@@ -33,10 +34,29 @@ export interface ReaderView {
 const READ_WIDTH = PAGE_WIDTHS.read;
 const THUMB_WIDTH = PAGE_WIDTHS.thumb;
 
-function pageHeight(doc: DocumentRecord, width: number): number {
+function pageRatio(doc: DocumentRecord): number {
   // Covers are page 1 at known sizes: their ratio sizes every page box until its image arrives.
-  const ratio = doc.coverWidth > 0 && doc.coverHeight > 0 ? doc.coverHeight / doc.coverWidth : Math.SQRT2;
-  return Math.round(width * ratio);
+  return doc.coverWidth > 0 && doc.coverHeight > 0 ? doc.coverHeight / doc.coverWidth : Math.SQRT2;
+}
+
+function pageHeight(doc: DocumentRecord, width: number): number {
+  return Math.round(width * pageRatio(doc));
+}
+
+/** The page's first view before any script: the smaller image that fits the paged view by width or by height. */
+const FIRST_VIEW_URL_WIDTH = 800;
+/**
+ * The width a page takes in the reader's paged view (reader.js sizePages: the stage's width, or its
+ * height under the toolbar and thumbnail strip, about 190 px, by the page's ratio), so the srcset
+ * choice made from the HTML is the one the script confirms: the first page is fetched once, at its size.
+ */
+function pageSizes(doc: DocumentRecord): string {
+  return `min(calc(100vw - 24px), calc((100vh - 190px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
+}
+
+/** The start page's image, for the page's preload link (the same srcset and sizes as its <img>). */
+export function firstImagePreload(v: Pick<ReaderView, "doc" | "startPage" | "embed">): { srcset: string; sizes: string } {
+  return { srcset: pageSrcset(v.doc, v.startPage), sizes: pageSizes(v.doc) };
 }
 
 /** What the reader's page tells search engines and social sites; also the app's sharing preview. */
@@ -59,16 +79,23 @@ function docHeader(v: ReaderView): Html {
   const info = safeHttpUrl(doc.infoLink);
   // Offered only when its origin can be the page's media-src (web-routes sets the same one).
   const sound = plainHttpOrigin(doc.soundUrl) ? safeHttpUrl(doc.soundUrl) : undefined;
-  return html`<header class="doc-head">
-<h1 class="doc-title">${doc.title}</h1>
-<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
-${doc.description && html`<p class="doc-description">${doc.description}</p>`}
-${doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`}
-<p class="doc-links">
+  const details = [
+    doc.description && html`<p class="doc-description">${doc.description}</p>`,
+    doc.tags.length > 0 && html`<ul class="doc-tags" aria-label="Tags">${doc.tags.map((t) => html`<li>${t}</li>`)}</ul>`,
+    (info || doc.downloadable) && html`<p class="doc-links">
 ${info && html`<a href="${info}" rel="noopener nofollow ugc">More information</a>`}
 ${doc.downloadable && html`<a class="download" href="${downloadPath(doc)}" download>Download</a>`}
-</p>
-${sound && html`<audio class="doc-sound" controls preload="none" src="${sound}">Audio: <a href="${sound}" rel="noopener nofollow ugc">listen</a></audio>`}
+</p>`,
+    sound && html`<audio class="doc-sound" controls preload="none" src="${sound}">Audio: <a href="${sound}" rel="noopener nofollow ugc">listen</a></audio>`,
+  ].filter((d): d is Html => Boolean(d));
+  // One compact bar: page 1 is in the first screen, the document's details one click away (issue 26 item 7).
+  return html`<header class="doc-head">
+<div class="doc-id">
+<h1 class="doc-title">${doc.title}</h1>
+<p class="doc-owner">by <a href="${profilePath(doc.username)}">${doc.username}</a> · ${countOf(doc.pageCount, "page")}</p>
+</div>
+${searchForm(v)}
+${details.length > 0 && html`<details class="doc-details"><summary>Details</summary><div class="doc-details-body">${details}</div></details>`}
 </header>`;
 }
 
@@ -86,19 +113,23 @@ function toolbar(v: ReaderView): Html {
 }
 
 function searchForm(v: ReaderView): Html {
+  return html`<form class="search" role="search" method="get" data-role="search">
+<label for="search-q" class="sr-only">Search this document</label>
+<input id="search-q" name="q" type="search" value="${v.query}" placeholder="Words to find">
+<button type="submit">Search</button>
+</form>`;
+}
+
+/** The server's answer to a search without script; with script reader.js draws the same list, with next and previous. */
+function searchResults(v: ReaderView): Html {
   const results = v.hits === undefined
     ? html``
     : v.hits.length === 0
       ? html`<p>No page contains “${v.query}”.</p>`
       : html`<p>${countOf(v.hits.length, "page")} with “${v.query}”:</p><ol>${v.hits.map(
-          (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a>: ${h.snippet}</li>`,
+          (h) => html`<li><a href="#page=${h.page}" data-page="${h.page}">Page ${h.page}</a> <span class="snippet">${markTerms(h.snippet, v.query)}</span></li>`,
         )}</ol>`;
-  return html`<form class="search" role="search" method="get" data-role="search">
-<label for="search-q">Search this document</label>
-<input id="search-q" name="q" type="search" value="${v.query}">
-<button type="submit">Search</button>
-</form>
-<section class="results" data-role="results" aria-live="polite" aria-label="Search results">${results}</section>`;
+  return html`<section class="results" data-role="results" aria-live="polite" aria-label="Search results">${results}</section>`;
 }
 
 function pageFigure(v: ReaderView, n: number): Html {
@@ -107,7 +138,7 @@ function pageFigure(v: ReaderView, n: number): Html {
   // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
   const eager = n === v.startPage;
   return html`<figure class="page" id="page=${n}" data-page="${n}">
-<img src="${pagePath(doc, "read", n)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
+<img src="${pageImagePath(doc, FIRST_VIEW_URL_WIDTH, n)}" srcset="${pageSrcset(doc, n)}" sizes="${pageSizes(doc)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
 <figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${trusted(text)}</span>`}</figcaption>
 </figure>`;
 }
@@ -116,7 +147,7 @@ function thumbs(v: ReaderView): Html {
   const { doc } = v;
   const items = [];
   for (let n = 1; n <= doc.pageCount; n++) {
-    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${pagePath(doc, "thumb", n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async" fetchpriority="low"><span>${n}</span></a></li>`);
+    items.push(html`<li><a href="#page=${n}" data-page="${n}" aria-label="Page ${n}"><img src="${thumbImagePath(doc, n)}" width="${THUMB_WIDTH}" height="${pageHeight(doc, THUMB_WIDTH)}" alt="" loading="lazy" decoding="async" fetchpriority="low"><span>${n}</span></a></li>`);
   }
   return html`<nav class="thumbs" aria-label="Pages"><ol>${items}</ol></nav>`;
 }
@@ -138,18 +169,18 @@ export function readerPage(v: ReaderView): Html {
     ? explicitNotice(v)
     : html`<div class="reader-body">
 ${toolbar(v)}
-<div class="stage" data-role="stage" tabindex="0" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
+<div class="stage" data-role="stage" tabindex="0" role="region" aria-label="Document pages"><div class="pages" data-role="pages">${pages}</div></div>
 ${thumbs(v)}
 </div>
 ${(!v.doc.explicit || v.consented) && v.feedback}`;
   return pageLayout(
-    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "" },
+    { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "", preloadImage: doc.explicit && !v.consented ? undefined : firstImagePreload(v) },
     v.assets,
-    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc.documentId)}" data-embed="${v.embed ? "1" : "0"}">
+    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`
   : docHeader(v)}
-${!v.embed && searchForm(v)}
+${!v.embed && searchResults(v)}
 ${body}
 ${!v.embed && html`<p class="embed-link sr-only"><a href="${embedPath(doc)}">Embeddable reader</a></p>`}
 </main>`,

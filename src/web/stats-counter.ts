@@ -2,19 +2,24 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
 import type { StatEvent } from "../store/statistics.ts";
 
-/** How often the buffer is written: at most this much counting is lost when the process is killed. */
-export const FLUSH_EVERY_MS = 1000;
+/**
+ * How often the buffer is sent to be written. A killed process loses at most the last second
+ * (decisions §15): events wait for the next tick (half a second at most), and the other half
+ * second is the write's, which takes a few milliseconds for a second's events
+ * (test/system/statistics-kill.test.ts kills a server under load and checks it).
+ */
+export const FLUSH_EVERY_MS = 500;
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
 const MAX_BUFFERED = 200_000;
-/** Events written per transaction. */
-const BATCH = 20_000;
+/** Events written per transaction: short enough that other writers wait for SQLite's lock only briefly. */
+const BATCH = 5_000;
 /** How often what is kept only for its day (the salt, today's readers) is swept. */
 const SWEEP_EVERY_MS = 60_000;
 
 /**
  * Counting never waits for the database (decisions §15): requests push events here and are
- * answered at once; every second the buffer is written in one transaction per batch
- * (src/store/statistics.ts), and once more on a normal stop. A batch the database refused stays
+ * answered at once; every half second the buffer is written in one transaction per batch
+ * (src/store/statistics.ts `write`: on SQLite by a thread of its own), and once more on a normal stop. A batch the database refused stays
  * at the front of the buffer for the next tick, within MAX_BUFFERED.
  */
 export class StatsCounter {
@@ -61,10 +66,18 @@ export class StatsCounter {
   }
 
   private async writeAll(): Promise<void> {
-    while (this.buffer.length > 0) {
+    const now = this.now();
+    let sweep = now - this.lastSweep >= SWEEP_EVERY_MS;
+    while (this.buffer.length > 0 || sweep) {
       const batch = this.buffer.splice(0, BATCH);
+      // The day's sweep goes with the last batch (or alone), written by the same writer.
+      const sweepBefore = sweep && this.buffer.length === 0 ? now : undefined;
       try {
-        this.written += await this.store.statistics.record(batch);
+        this.written += await this.store.statistics.write(batch, sweepBefore);
+        if (sweepBefore !== undefined) {
+          this.lastSweep = now;
+          sweep = false;
+        }
       } catch (err) {
         // Kept for the next tick: at most MAX_BUFFERED, newest dropped first.
         const room = Math.max(0, MAX_BUFFERED - this.buffer.length);
@@ -72,17 +85,6 @@ export class StatsCounter {
         this.buffer.unshift(...batch.slice(0, room));
         this.log?.warn({ err }, "statistics: a batch could not be written; retrying");
         return;
-      }
-    }
-    const now = this.now();
-    if (now - this.lastSweep >= SWEEP_EVERY_MS) {
-      this.lastSweep = now;
-      try {
-        await this.store.statistics.deleteReadersBefore(now);
-        await this.store.dailySalts.deleteBefore(now);
-      } catch (err) {
-        this.log?.warn({ err }, "statistics: the daily sweep failed; retrying");
-        this.lastSweep = 0;
       }
     }
   }

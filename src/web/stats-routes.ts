@@ -3,8 +3,10 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { isbot } from "isbot";
 import type { Config } from "../config.ts";
 import type { DocumentRecord } from "../domain/document.ts";
+import { isPlainIPv4, readerKey } from "../domain/reader-identity.ts";
 import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
 import { addressGroup } from "../ops/client-address.ts";
+import { SizeBoundedLru } from "../size-bounded-lru.ts";
 import type { Store } from "../store/open-store.ts";
 import { StatsCounter } from "./stats-counter.ts";
 
@@ -55,15 +57,35 @@ export interface StatsRouteDeps {
 }
 
 /**
+ * isbot's answers by user agent: its pattern is long, and the same few browsers' user agents come
+ * again and again. Bounded by their total length (a flood of made-up ones pushes out only each other).
+ */
+const BOT_ANSWERS = new SizeBoundedLru<string, boolean>({ maxTotal: 256 * 1024, maxEntry: 1024 }, (ua) => ua.length + 64);
+
+function knownBot(ua: string): boolean {
+  let bot = BOT_ANSWERS.get(ua);
+  if (bot === undefined) {
+    bot = isbot(ua);
+    BOT_ANSWERS.set(ua, bot);
+  }
+  return bot;
+}
+
+const PREFETCH = /prefetch|prerender|preview/i;
+
+/**
  * A request that must not count: counting off, a known bot or link preview (isbot's list, kept by
  * its maintainers), a prefetch or prerender, no user agent at all, or the document's own publisher.
  */
 function notCounted(req: FastifyRequest, enabled: boolean): boolean {
   if (!enabled || req.method !== "GET" && req.method !== "POST") return true;
-  const ua = req.headers["user-agent"];
-  if (!ua || isbot(ua)) return true;
-  const purpose = `${req.headers["sec-purpose"] ?? ""} ${req.headers.purpose ?? ""} ${req.headers["x-purpose"] ?? ""} ${req.headers["x-moz"] ?? ""}`;
-  return /prefetch|prerender|preview/i.test(purpose);
+  const h = req.headers;
+  const ua = h["user-agent"];
+  if (!ua || knownBot(ua)) return true;
+  for (const purpose of [h["sec-purpose"], h.purpose, h["x-purpose"], h["x-moz"]]) {
+    if (purpose !== undefined && PREFETCH.test(String(purpose))) return true;
+  }
+  return false;
 }
 
 /** Reads a small body (the beacon) from the raw request; undefined when it is larger than `max` bytes. */
@@ -83,7 +105,7 @@ async function smallBody(req: FastifyRequest, max: number): Promise<string | und
 /**
  * Readership counting on the public pages (decisions §15): the beacon route, and what the reader,
  * download, profile and search routes call. Registered with one line by web-routes.ts; its buffer
- * is written every second and on the server's close.
+ * is written every half second and on the server's close.
  */
 export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): PublicCounting {
   const { store } = deps;
@@ -97,15 +119,25 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   const isPublisher = (req: FastifyRequest, accountId: number) =>
     cookieSecret !== undefined && publisherOf(cookieSecret, req.headers.cookie) === accountId;
 
-  /** The keys of this reader and of their address for a document, under today's salt. */
-  const keysOf = async (req: FastifyRequest, documentId: string, now: number) => {
-    const userAgent = req.headers["user-agent"] ?? "";
-    const [readerKey, addressKey] = await Promise.all([
-      store.dailySalts.readerKey({ address: req.ip, userAgent, documentId, now }),
+  /**
+   * The keys of this reader and of their address for a document, under today's salt; undefined
+   * until this process has read today's salt (then `keysOf`, which reads it).
+   */
+  const keysNow = (req: FastifyRequest, documentId: string, now: number) => {
+    const salt = store.dailySalts.cachedSalt(now);
+    if (salt === undefined) return undefined;
+    const ip = req.ip;
+    return {
+      readerKey: readerKey(salt, ip, req.headers["user-agent"] ?? "", documentId),
       // Another "document" in the hash: the address alone never yields a reader's key.
-      store.dailySalts.readerKey({ address: addressGroup(req.ip), userAgent: "", documentId: `address:${documentId}`, now }),
-    ]);
-    return { readerKey, addressKey };
+      addressKey: readerKey(salt, isPlainIPv4(ip) ? ip : addressGroup(ip), "", `address:${documentId}`),
+    };
+  };
+  const keysOf = async (req: FastifyRequest, documentId: string, now: number) => {
+    await store.dailySalts.saltFor(now);
+    const keys = keysNow(req, documentId, now);
+    if (!keys) throw new Error("the day's salt could not be read");
+    return keys;
   };
   const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
 
@@ -149,8 +181,8 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     await secretReady;
     if (isPublisher(req, doc.accountId)) return reply;
     try {
-      const { readerKey } = await keysOf(req, doc.documentId, now);
-      counter.push({ kind: "beacon", documentId: doc.documentId, readerKey, at: now, report });
+      const keys = keysNow(req, doc.documentId, now) ?? (await keysOf(req, doc.documentId, now));
+      counter.push({ kind: "beacon", documentId: doc.documentId, readerKey: keys.readerKey, at: now, report });
     } catch (err) {
       fail(err);
     }
@@ -160,6 +192,12 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void) => {
     if (notCounted(req, enabled)) return;
     const now = Date.now();
+    // Once the secret and the day's salt are read (all but a day's first requests), at once.
+    const keys = cookieSecret === undefined ? undefined : keysNow(req, doc.documentId, now);
+    if (keys) {
+      if (!isPublisher(req, doc.accountId)) make(keys, now);
+      return;
+    }
     void (async () => {
       await secretReady;
       if (isPublisher(req, doc.accountId)) return;

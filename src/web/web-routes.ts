@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { Config } from "../config.ts";
-import { IMAGE_EXTENSION, IMAGE_MIME_TYPE } from "../domain/page-images.ts";
+import { IMAGE_EXTENSION, IMAGE_MIME_TYPE, THUMB_VARIANT_WIDTH, VARIANT_EXTENSION, VARIANT_MIME_TYPE } from "../domain/page-images.ts";
+import { pageVariants } from "../page-variants.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
 import type { Store } from "../store/open-store.ts";
-import { COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath } from "./document-paths.ts";
+import { acceptsWebp, COVER_SIZES, docPath, imageVersion, PAGE_SIZES, profilePath, variantOf } from "./document-paths.ts";
 import { Answer, AnswerCache, encodingFor, sendAnswer, sendBody } from "./page-answers.ts";
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
@@ -89,6 +90,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       throw err;
     });
   const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
+  const variants = pageVariants(deps.blobs);
   const budget = anonymousBudget({ burst: deps.config.anonymousBurst, perSecond: deps.config.anonymousPerSecond });
   const readerSearches = readerRenderPool({ queue: deps.config.searchQueue });
   app.addHook("onClose", () => readerSearches.close());
@@ -265,8 +267,11 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     });
 
     /** Page images, covers and text of an active document, immutable when asked for with the document's version. */
-    const sendDocBlob = async (req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string, type: string) => {
-      const version = imageVersion(doc.documentId);
+    const sendDocBlob = async (
+      req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string, type: string,
+      body: () => Promise<unknown> = () => blobOrMissing(key),
+    ) => {
+      const version = imageVersion(doc);
       const etag = `"${version}-${key.slice(key.indexOf("/", 10) + 1).replace(/[^A-Za-z0-9.-]/g, "_")}"`;
       reply
         .header("etag", etag)
@@ -275,22 +280,35 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
         .header("cross-origin-resource-policy", "same-origin");
       if (doc.access === "private") reply.header("x-robots-tag", "noindex, nofollow");
       if ((req.headers["if-none-match"] ?? "").split(",").some((t) => t.trim() === etag)) return reply.code(304).send();
-      const body = await blobOrMissing(key);
+      const found = await body();
       // A 404 must not be kept by caches as if it were the immutable image.
-      if (!body) return notFound(reply.removeHeader("etag").removeHeader("cache-control"));
-      return reply.type(type).send(body);
+      if (!found) return notFound(reply.removeHeader("etag").removeHeader("cache-control").removeHeader("vary"));
+      return reply.type(type).send(found);
     };
 
     web.get<{ Params: DocParams & { size: string; file: string }; Querystring: Query }>(
       "/:username/docs/:name/pages/:size/:file",
       async (req, reply) => {
+        const variant = variantOf(req.params.size, req.params.file);
+        if (variant) {
+          const doc = await findDoc(req.params);
+          if (!doc || doc.state !== "A" || variant.page > doc.pageCount) return notFound(reply);
+          // One address per width; the format follows Accept, so caches keep one copy per format.
+          const format = acceptsWebp(req.headers.accept) ? "webp" : "jpeg";
+          reply.header("vary", "Accept");
+          const key = blobKeys.pageVariant(doc.blobId, variant.page, variant.width, VARIANT_EXTENSION[format]);
+          return sendDocBlob(req, reply, doc, key, VARIANT_MIME_TYPE[format], async () => (await variants.get(doc.blobId, variant.page, variant.width, format))?.body);
+        }
         const m = new RegExp(`^([1-9][0-9]{0,5})\\.${IMAGE_EXTENSION}$`).exec(req.params.file);
         const size = PAGE_SIZES.find((s) => s === req.params.size);
         if (!m || !size) return notFound(reply);
         const doc = await findDoc(req.params);
         const n = Number(m[1]);
         if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
-        return sendDocBlob(req, reply, doc, blobKeys.page(doc.blobId, n, size, IMAGE_EXTENSION), IMAGE_MIME_TYPE);
+        const key = blobKeys.page(doc.blobId, n, size, IMAGE_EXTENSION);
+        // Documents converted since issue 30 have no stored thumbnail: its old address gets the JPEG variant.
+        const thumbVariant = async () => (await variants.get(doc.blobId, n, THUMB_VARIANT_WIDTH, "jpeg"))?.body;
+        return sendDocBlob(req, reply, doc, key, IMAGE_MIME_TYPE, async () => (await blobOrMissing(key)) ?? (size === "thumb" ? thumbVariant() : undefined));
       },
     );
 
@@ -309,7 +327,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const doc = await findDoc(req.params);
       const n = Number(m[1]);
       if (!doc || doc.state !== "A" || n > doc.pageCount) return notFound(reply);
-      const version = imageVersion(doc.documentId);
+      const version = imageVersion(doc);
       reply
         .header("cache-control", firstValue(req.query.v) === version ? IMMUTABLE.replace("public", doc.access === "private" ? "private" : "public") : REVALIDATE)
         .header("x-content-type-options", "nosniff")

@@ -7,6 +7,7 @@ import { call, callerOf, getNormal, list, sign, type Caller } from "../helpers/a
 import { otherCaller, seedDoc } from "../helpers/api-seed.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * decisions §16 through the API, on both databases: `rating` and `ratingDist` in every document
@@ -110,7 +111,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.equal((updated.rsp._content?.document as { ratingDist: string }).ratingDist, "1,1,0,0,1");
       const kept = (await list(me, { responseParams: "name,rating,ratingDist" }, "xml")).docs.find((d) => d.name === "rated-doc");
       assert.deepEqual(kept, { name: "rated-doc", rating: "2.7", ratingDist: "1,1,0,0,1" });
-      const rows = await server.services.store.db.selectFrom("documentRatings").selectAll().where("documentId", "=", doc.documentId).execute();
+      const rows = await dbOf(server.services.store).selectFrom("documentRatings").selectAll().where("documentId", "=", doc.documentId).execute();
       assert.equal(rows.length, 3, "one row per reader");
       assert.ok(rows.every((r) => /^[A-Za-z0-9_-]{22}$/.test(r.readerKey)), "a reader is a key, no address or user agent");
       // one reader's ratings sent at once: still one rating, the counts moved once each
@@ -118,7 +119,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.ok(burst.every((r) => r.status === 200));
       const after = (await list(me, {}, "json")).docs.find((d) => d.name === "rated-doc")!;
       assert.equal((after.ratingDist as string).split(",").map(Number).reduce((a, b) => a + b, 0), 4, "four readers, four ratings");
-      const mine = await server.services.store.db.selectFrom("documentRatings").select("stars").where("documentId", "=", doc.documentId).execute();
+      const mine = await dbOf(server.services.store).selectFrom("documentRatings").select("stars").where("documentId", "=", doc.documentId).execute();
       assert.equal(mine.length, 4);
       await postForm(server, path, { stars: "2" }, { json: true, userAgent: "reader-e" });
       assert.equal((await list(me, { responseParams: "ratingDist" }, "json")).docs.find((d) => d.ratingDist !== "0,0,0,0,0")?.ratingDist, "1,2,0,0,1");
@@ -152,7 +153,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.doesNotMatch(raw.body, /<script|<b>|<img/, "markup only ever as escaped text in XML");
 
       // the delivery was written with the comment, the comment inside as JSON text
-      const delivery = await server.services.store.db.selectFrom("webhookDeliveries").selectAll().where("event", "=", "comment.created").executeTakeFirstOrThrow();
+      const delivery = await dbOf(server.services.store).selectFrom("webhookDeliveries").selectAll().where("event", "=", "comment.created").executeTakeFirstOrThrow();
       const body = JSON.parse(delivery.body) as { event: string; document: { documentId: string }; comment: CommentJson };
       assert.equal(body.event, "comment.created");
       assert.equal(body.document.documentId, doc.documentId);
@@ -273,7 +274,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const doc = await seedDoc(server, owner(), { name: "gone-doc", state: "A" });
       await postForm(server, "/tester/docs/gone-doc/comments", { author: "a", text: "b" }, { json: true });
       await postForm(server, "/tester/docs/gone-doc/rating", { stars: "3" }, { json: true });
-      const db = server.services.store.db;
+      const db = dbOf(server.services.store);
       const count = async (table: "documentComments" | "documentRatings") =>
         Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as("n")).where("documentId", "=", doc.documentId).executeTakeFirstOrThrow()).n);
       assert.equal(await count("documentComments"), 1);

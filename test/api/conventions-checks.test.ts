@@ -167,7 +167,7 @@ describe("step 2: apiKey", () => {
     test(`${format}: a revoked key is 010`, async () => {
       const apiKey = `revoked${format}`.padEnd(32, "0");
       const apiSecret = "s".repeat(32);
-      assert.equal(await server.services.store.accounts.addKey("tester", apiKey, apiSecret, Date.now()), true);
+      assert.deepEqual(await server.services.store.accounts.addKey("tester", apiKey, apiSecret, Date.now()), { ok: true });
       const mine: Caller = { server, apiKey, apiSecret };
       await expectCreated(server, () => getNormal(mine, urlUpload(mine, { format })), format);
       assert.equal(await server.services.store.accounts.revokeKey(apiKey, Date.now()), true);

@@ -18,7 +18,7 @@ let v: Caller;
 
 before(async () => {
   server = await startTestServer({ QUIRE_ACTION_PREFIXES: "svc,issuu" });
-  assert.equal(await server.services.store.accounts.addKey("tester", VECTOR.apiKey, VECTOR.secret, Date.now()), true);
+  assert.deepEqual(await server.services.store.accounts.addKey("tester", VECTOR.apiKey, VECTOR.secret, Date.now()), { ok: true });
   v = { server, apiKey: VECTOR.apiKey, apiSecret: VECTOR.secret };
 });
 after(() => server.close());

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { acceptedUrlUpload, type Caller, callerOf, expectCreated, expectFailure, getNormal, type Params, postNormal, refusedUrlUpload, sign, SLURP, URL_UPLOAD, urlUpload } from "../helpers/api-client.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 import { type Format, JSON_TYPE, JSONP_TYPE, readJson } from "../helpers/api-answers.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * The rest of interface §4.2's optional parameters through svc.document.url_upload, with the
@@ -19,7 +21,7 @@ let otherFolder: string;
 async function addFolder(accountId: number, name: string): Promise<string> {
   const folderId = randomUUID();
   const now = Date.now();
-  await server.services.store.db
+  await dbOf(server.services.store)
     .insertInto("folders")
     .values({ folderId, accountId, name, description: "", createdAt: now, updatedAt: now })
     .execute();
@@ -30,9 +32,9 @@ before(async () => {
   server = await startTestServer();
   c = callerOf(server);
   const me = await server.services.store.accounts.getKeyOwnerForSigning(c.apiKey);
-  const otherId = await server.services.store.accounts.createWithKey("other", "o".repeat(32), "p".repeat(32), Date.now());
+  const otherId = await seedAccount(server.services.store, "other", "o".repeat(32), "p".repeat(32), Date.now());
   ownFolder = await addFolder(me!.accountId, "mine");
-  otherFolder = await addFolder(otherId!, "theirs");
+  otherFolder = await addFolder(otherId, "theirs");
 });
 after(() => server.close());
 

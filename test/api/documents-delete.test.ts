@@ -11,6 +11,7 @@ import { fields, fileField, parseRsp, postMultipart, signedUpload } from "../hel
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** `svc.document.delete` (decisions §8): record, jobs, blobs, bookmarks and embeds go; other names are passed over. */
 
@@ -42,7 +43,7 @@ async function uploaded(fixture: string, name: string): Promise<{ documentId: st
 }
 
 const blobsUnder = async (blobId: string) => (await server.listBlobFiles()).filter((f) => f.startsWith(blobKeys.prefix(blobId)));
-const jobsOf = async (documentId: string) => server.services.store.db.selectFrom("jobs").select("id").where("documentId", "=", documentId).execute();
+const jobsOf = async (documentId: string) => dbOf(server.services.store).selectFrom("jobs").select("id").where("documentId", "=", documentId).execute();
 
 describe("names (required)", () => {
   for (const format of FORMATS) {
@@ -117,7 +118,7 @@ describe("deleting", () => {
   test("bookmarks and embeds of the document go with it", async () => {
     const a = await doc();
     const now = Date.now();
-    const db = server.services.store.db;
+    const db = dbOf(server.services.store);
     await db.insertInto("bookmarks").values({ bookmarkId: "00000000-0000-4000-8000-0000000000aa", accountId: other.accountId, documentId: a.documentId as string, title: "", description: "", page: 1, createdAt: now, updatedAt: now }).execute();
     await db.insertInto("embeds").values({ accountId: me, documentId: a.documentId as string, readerStartPage: 1, width: 525, height: 340, createdAt: now, updatedAt: now }).execute();
     assertEmptyOk(await call(c, "document.delete", { names: a.name as string }), "json");
@@ -146,7 +147,7 @@ describe("deleting a document while it converts", { timeout: 300_000 }, () => {
     // split), then until it has written something beyond the original
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const jobs = await server.services.store.db.selectFrom("jobs").select("state").where("documentId", "=", documentId).execute();
+      const jobs = await dbOf(server.services.store).selectFrom("jobs").select("state").where("documentId", "=", documentId).execute();
       const job = jobs.find((j) => j.state === "running");
       if (job && (await blobsUnder(blobId)).length > 1) break;
       if (job && Date.now() > deadline - 110_000 && (await blobsUnder(blobId)).length === 1) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { addKey } from "../../src/cli/accounts-command.ts";
+import { addKey } from "../../src/accounts/account-admin.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { call, type Caller, callerOf, list } from "../helpers/api-client.ts";
 import { accountIdOf, otherCaller, seedDoc } from "../helpers/api-seed.ts";

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { call, type Caller, callerOf } from "../helpers/api-client.ts";
 import { assertError, type Format, readEmbed } from "../helpers/api-answers.ts";
 import { accountIdOf, insertDocument } from "../helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** svc.document_embed.add / update / delete (decisions §8, §9): parameters, codes, isolation. */
 
@@ -36,7 +37,7 @@ const FORMATS: Format[] = ["xml", "json"];
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function countEmbeds(): Promise<number> {
-  const r = await server.services.store.db.selectFrom("embeds").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  const r = await dbOf(server.services.store).selectFrom("embeds").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

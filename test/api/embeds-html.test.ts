@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { call, type Caller, callerOf, getNormal, postNormal, sign } from "../helpers/api-client.ts";
 import { assertError, type Format, readEmbed } from "../helpers/api-answers.ts";
 import { insertDocument } from "../helpers/api-seed.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { call, type Caller, callerOf } from "../helpers/api-client.ts";
 import { assertError, type Embed, type Format, readEmbed, readEmbedList } from "../helpers/api-answers.ts";
 import { insertDocument } from "../helpers/api-seed.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
 import { type Caller, getNormal, type Params, postNormal, type RawResponse, sign } from "../helpers/api-client.ts";
 import { type Format, parseXml, readJson } from "../helpers/api-answers.ts";

@@ -10,6 +10,7 @@ import { fields, fileField, parseRsp, postMultipart, signedUpload } from "../hel
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * decisions §5: a private document keeps its documentId as name (its address is its only
@@ -157,7 +158,7 @@ describe("without a worker", () => {
     // written straight to the store: a document whose name is another one's documentId (older data)
     const squatter = await seedDoc(server, me, { name: "placeholder" });
     const victim = await seedDoc(server, me, { name: "victim-doc" });
-    await server.services.store.db.updateTable("documents").set({ name: victim.documentId }).where("documentId", "=", squatter.documentId).execute();
+    await dbOf(server.services.store).updateTable("documents").set({ name: victim.documentId }).where("documentId", "=", squatter.documentId).execute();
     assertEmptyOk(await call(c, "document.delete", { names: `${a.documentId},del-by-name,${victim.documentId}` }), "json");
     const left = async (id: string) => (await server.services.store.documents.getById(me.accountId, id)) !== undefined;
     assert.deepEqual([await left(a.documentId), await left(b.documentId), await left(squatter.documentId), await left(victim.documentId)], [false, false, false, true]);

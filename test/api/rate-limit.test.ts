@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { createRateLimiter } from "../../src/api/rate-limit.ts";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient } from "../../src/client/quire-client.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { call, type Caller, callerOf, getNormal, multipart, type Params, rawHttp, sign } from "../helpers/api-client.ts";

@@ -11,6 +11,7 @@ import { fields, fileField, postMultipart, signedUpload } from "../helpers/multi
 import { prepareDataDir, startServerProcess } from "../helpers/server-process.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { join } from "node:path";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 /**
  * Issue 7, security review: JSONP callback injection, header and body size limits, slow clients,
@@ -162,13 +163,13 @@ describe("converters run with a memory limit", () => {
 
   test("every poppler program runs under POPPLER_ADDRESS_SPACE_BYTES", async () => {
     // runPoppler starts whatever it is given the same way: cat shows the limits it runs under.
-    const limits = await runPoppler("cat", () => ["/proc/self/limits"], { timeoutMs: 10_000 });
+    const limits = await runPoppler("cat", () => ["/proc/self/limits"], { timeoutMs: 10_000, sandbox: DEFAULT_SANDBOX });
     assert.deepEqual(limitOf(limits), [POPPLER_ADDRESS_SPACE_BYTES, POPPLER_ADDRESS_SPACE_BYTES]);
   });
 
   test("LibreOffice runs under OFFICE_ADDRESS_SPACE_BYTES and without network", async () => {
     const { dataDir } = await prepareDataDir();
-    const office = new OfficeConverter({ slots: 1, workDir: join(dataDir, "office") });
+    const office = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, workDir: join(dataDir, "office") });
     try {
       await office.start();
       const { readFile, readlink } = await import("node:fs/promises");

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { bearerTokenHash } from "../../src/domain/bearer-tokens.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { acceptedUrlUpload, callerOf } from "../helpers/api-client.ts";
@@ -15,6 +15,7 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
 import { sdk, tokenFor, v2Request } from "../helpers/v2-client.ts";
 import { fixtureHost } from "../helpers/v2-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** Hostile input on the v2 surface: tokens, other accounts' ids, odd and oversized bodies, private addresses. */
 
@@ -45,7 +46,7 @@ describe("quire accounts create-token / list / revoke-token", () => {
     assert.ok(!listed.out.includes(token), "the list never shows the token");
     const store = await openStore(join(dir, "quire.db"));
     try {
-      const rows = await store.db.selectFrom("apiTokens").selectAll().execute();
+      const rows = await dbOf(store).selectFrom("apiTokens").selectAll().execute();
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.tokenHash, bearerTokenHash(token));
       assert.ok(!JSON.stringify(rows).includes(token.slice(4)), "no column holds the token");

@@ -119,12 +119,13 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.equal(after!.title, "Price list (summer)");
       assert.equal(after!.downloadable, true);
       assert.deepEqual((await c.get(`drafts/${documentId}`)).json.changes, {}, "nothing staged any more");
-      // A new file for a published document is not taken through v2 (docs/api-v2.md): said, nothing changed.
+      // A new file for a published document converts beside its pages (test/api/replace-file.test.ts): the address stays meanwhile.
       const form = new FormData();
       form.append("file", new Blob([await readFile(join(FIXTURES, PDF))]), "new.pdf");
-      const refused = await v2Request(server, "PATCH", `drafts/${documentId}/upload`, { headers: { Authorization: `Bearer ${token}` }, body: form });
-      assert.equal(refused.status, 400);
-      assert.equal((await server.services.store.documents.getById(doc.accountId, documentId))!.blobId, after!.blobId);
+      const replacing = await v2Request(server, "PATCH", `drafts/${documentId}/upload`, { headers: { Authorization: `Bearer ${token}` }, body: form });
+      assert.equal(replacing.status, 200, replacing.text);
+      assert.equal(replacing.json.state, "PUBLISHED");
+      assert.match((await c.get(`publications/${documentId}`)).json.publicLocation, new RegExp(`/tester/docs/${meanwhile!.name}$`));
     });
 
     test("a scheduled publish: SCHEDULED, listed so, then published by the worker's durable job", async () => {

@@ -9,6 +9,7 @@ import { assertError, parseXml } from "../helpers/api-answers.ts";
 import { call, callerOf, type Caller } from "../helpers/api-client.ts";
 import { accountIdOf, otherCaller, seedDoc } from "../helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * decisions §12, the API: svc.webhook.set / get / delete / rotate_secret / deliveries in the
@@ -49,7 +50,7 @@ describe("webhook operations", () => {
     assert.notEqual(rotated?.secret, set?.secret);
 
     // At rest: sealed with QUIRE_SECRET_KEY, the secret itself nowhere in the row.
-    const row = await server.services.store.db.selectFrom("webhooks").select("secret").executeTakeFirstOrThrow();
+    const row = await dbOf(server.services.store).selectFrom("webhooks").select("secret").executeTakeFirstOrThrow();
     assert.match(row.secret, /^qsb1:[0-9a-f]{8}:/);
     assert.ok(!row.secret.includes(rotated!.secret!));
     const forDelivery = await server.services.store.webhooks.getForDelivery(await accountIdOf(server, me));

@@ -18,11 +18,12 @@ import { extractText } from "../../src/convert/pdf-text.ts";
 import { cer } from "../../bench/ocr.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { until } from "../helpers/poll.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 const PHOTOTEST = join(FIXTURES, "ocr-phototest-tesseract.tif");
 const GT_FIRST_LINE = readFileSync(`${PHOTOTEST}.gt.txt`, "utf8").split("\n")[0] as string;
-const LIMITS = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000 };
-const OPTS = { languages: ["eng"], timeoutMs: 120_000, concurrency: 1 };
+const LIMITS = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX };
+const OPTS = { languages: ["eng"], timeoutMs: 120_000, concurrency: 1, sandbox: DEFAULT_SANDBOX };
 
 let scratch: string;
 before(async () => {
@@ -182,7 +183,7 @@ describe("whether a page needs OCR", () => {
     assert.equal(textLayerVerdict(table), "garbage", "the rule meant for scanners' layers would OCR it");
     const kept = await recognizePages("/nonexistent.pdf", [table], {
       languages: ["eng"], concurrency: 1, documentLanguage: "", sizes: [{ width: 612, height: 792 }], textLayerIsOurs: true,
-      timeoutMs: 1000, signal: new AbortController().signal, tmpDir: scratch,
+      timeoutMs: 1000, sandbox: DEFAULT_SANDBOX, signal: new AbortController().signal, tmpDir: scratch,
     });
     assert.deepEqual(kept, [table], "kept without running tesseract (the PDF does not even exist)");
   });
@@ -191,7 +192,7 @@ describe("whether a page needs OCR", () => {
     const past = { page: 1, text: "", words: [], clipped: true as const };
     const kept = await recognizePages("/nonexistent.pdf", [past], {
       languages: ["eng"], concurrency: 1, documentLanguage: "", sizes: [{ width: 612, height: 792 }], textLayerIsOurs: false,
-      timeoutMs: 1000, signal: new AbortController().signal, tmpDir: scratch,
+      timeoutMs: 1000, sandbox: DEFAULT_SANDBOX, signal: new AbortController().signal, tmpDir: scratch,
     });
     assert.deepEqual(kept, [{ page: 1, text: "", words: [] }], "kept without running tesseract, and stored without the mark");
   });
@@ -237,7 +238,7 @@ describe("whether a page needs OCR", () => {
 
 describe("OCR languages", () => {
   it("maps ISO 639-1 to Tesseract's names, using the document language only when installed", async () => {
-    const installed = await installedLanguages();
+    const installed = await installedLanguages(DEFAULT_SANDBOX);
     for (const l of ["eng", "deu", "fra", "spa", "ita", "por", "osd"]) assert.ok(installed.has(l), l);
     assert.equal(ISO_639_1_TO_TESSERACT.en, "eng");
     assert.equal(ISO_639_1_TO_TESSERACT.pt, "por");

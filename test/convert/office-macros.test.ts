@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import { processGroupMembers, SOFFICE } from "../../src/convert/office-slot.ts";
 import { prepareProfile } from "../../src/convert/office-profile.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 const SLOW = { timeout: 120_000 };
 
@@ -152,7 +153,7 @@ function kill(pid: number): void {
 test("a macro bound to a document's load event never runs during conversion", SLOW, async () => {
   await withMacroDocument(async (doc, markerDir, dir) => {
     const workDir = join(dir, "work");
-    const converter = new OfficeConverter({ slots: 1, workDir });
+    const converter = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, workDir });
     await converter.start();
     try {
       const out = join(dir, "macro.pdf");

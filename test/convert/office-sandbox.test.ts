@@ -9,7 +9,7 @@ import { crc32 } from "node:zlib";
 import sharp from "sharp";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { extractText, renderPages } from "../../src/convert/pdf-pages.ts";
-import { NO_SANDBOX, sandboxView } from "../../src/convert/sandbox.ts";
+import { DEFAULT_SANDBOX, NO_SANDBOX, sandboxView } from "../../src/convert/sandbox.ts";
 import { zipOf } from "../helpers/zip-writer.ts";
 
 /**
@@ -22,7 +22,7 @@ import { zipOf } from "../helpers/zip-writer.ts";
 
 const SLOW = { timeout: 180_000 };
 const SECRET_WORD = "QuireLeakedSecretWord";
-const LIMITS = { maxPages: 50, maxPagePixels: 50_000_000, timeoutMs: 60_000 };
+const LIMITS = { maxPages: 50, maxPagePixels: 50_000_000, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX };
 
 // What a converter must never carry: set before any converter starts, as `quire worker` has them.
 process.env.QUIRE_SECRET_KEY = "c2VjcmV0LWtleS1mb3ItdGhlLXNhbmRib3gtdGVzdHMh";
@@ -52,7 +52,7 @@ before(async () => {
     await writeFile(xml, `<data><v>${SECRET_WORD}</v></data>`);
     places.push({ dir, png, txt, xml });
   }
-  sandboxed = new OfficeConverter({ workDir: join(dataDir, "tmp", "office"), slots: 1, timeoutMs: 60_000 });
+  sandboxed = new OfficeConverter({ workDir: join(dataDir, "tmp", "office"), slots: 1, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX });
   control = new OfficeConverter({ workDir: join(dataDir, "tmp", "control"), slots: 1, timeoutMs: 60_000, sandbox: NO_SANDBOX });
   await Promise.all([sandboxed.start(), control.start()]);
 });
@@ -266,7 +266,7 @@ describe("what a converter is given", () => {
   });
 
   test("a program run in the sandbox sees an empty environment, no data folder, no network, no other process", () => {
-    const view = sandboxView({ readOnly: [[places[0]!.txt, "/in/secret.txt"]], addressSpaceBytes: 1024 ** 3 });
+    const view = sandboxView({ readOnly: [[places[0]!.txt, "/in/secret.txt"]], addressSpaceBytes: 1024 ** 3 }, DEFAULT_SANDBOX);
     const script = [
       "env | sort",
       `test -e ${dataDir} && echo DATA-VISIBLE`,

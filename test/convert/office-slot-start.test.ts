@@ -8,6 +8,7 @@ import { after, before, test } from "node:test";
 import { installedOfficeVersion } from "../../src/convert/office-profile.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { FIXTURES } from "../helpers/paths.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 /**
  * Issue 11 item 8: one LibreOffice slot that fails to start (seen once under load on a fresh
@@ -27,7 +28,7 @@ test("a slot that cannot start is retried and left broken; the converter serves 
   const workDir = join(dir, "some");
   await mkdir(join(workDir, "profiles"), { recursive: true });
   await writeFile(join(workDir, "profiles", "slot-1"), "not a folder");
-  const converter = new OfficeConverter({ workDir, slots: 2, timeoutMs: 60_000 });
+  const converter = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir, slots: 2, timeoutMs: 60_000 });
   await converter.start();
   try {
     const [good, bad] = converter.slotInfo();
@@ -46,7 +47,7 @@ test("a converter none of whose slots can start refuses to start, saying why", S
   const workDir = join(dir, "none");
   await mkdir(join(workDir, "profiles"), { recursive: true });
   await writeFile(join(workDir, "profiles", "slot-0"), "not a folder");
-  const converter = new OfficeConverter({ workDir, slots: 1, timeoutMs: 60_000 });
+  const converter = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir, slots: 1, timeoutMs: 60_000 });
   await assert.rejects(converter.start(), /LibreOffice could not be started: .*(ENOTDIR|not a directory)/i);
 });
 
@@ -57,7 +58,7 @@ test("a slot starts without LibreOffice's graphics render tests: its profile rec
   assert.match(version ?? "", /^\d+\.\d+$/, "the installation's registry names its version");
   assert.match(execFileSync("/usr/bin/soffice", ["--version"], { encoding: "utf8" }), new RegExp(`^LibreOffice ${version!.replace(".", "\\.")}\\.`));
   const workDir = join(dir, "seeded");
-  const converter = new OfficeConverter({ workDir, slots: 1, timeoutMs: 60_000 });
+  const converter = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir, slots: 1, timeoutMs: 60_000 });
   await converter.start();
   try {
     await converter.convert(join(FIXTURES, "word97-2pages-tika.doc"), join(dir, "seeded.pdf"));

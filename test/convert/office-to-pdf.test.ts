@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
-import { NO_SANDBOX } from "../../src/convert/sandbox.ts";
+import { DEFAULT_SANDBOX, NO_SANDBOX } from "../../src/convert/sandbox.ts";
 import { until } from "../helpers/poll.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
@@ -73,7 +73,7 @@ async function convert(c: OfficeConverter, dir: string, input: string, output: s
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), "quire-office-"));
   outDir = await mkdtemp(join(tmpdir(), "quire-office-out-"));
-  converter = new OfficeConverter({ workDir, slots: 2, timeoutMs: 8000, restartEvery: 200 });
+  converter = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir, slots: 2, timeoutMs: 8000, restartEvery: 200 });
   await converter.start();
 });
 
@@ -192,7 +192,7 @@ test("aborting a running conversion rejects with the signal's reason and replace
 
 test("a slot is restarted after restartEvery conversions", SLOW, async () => {
   const dir = await mkdtemp(join(tmpdir(), "quire-office-restart-"));
-  const c = new OfficeConverter({ workDir: dir, slots: 2, timeoutMs: 30_000, restartEvery: 2 });
+  const c = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir: dir, slots: 2, timeoutMs: 30_000, restartEvery: 2 });
   await c.start();
   try {
     const first = c.slotInfo()[0]!.pid!;

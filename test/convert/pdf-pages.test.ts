@@ -21,12 +21,13 @@ import {
   type PdfLimits,
   type RenderedPage,
 } from "../../src/convert/pdf-pages.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
 const BAD = join(FIXTURES, "bad");
 const TCPDF = join(FIXTURES, "pdf-tcpdf-14pages.pdf");
 const BOOK = join(BAD, "pdf-352-pages-freeculture.pdf");
-const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000 };
+const LIMITS: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX };
 const WIDTHS = PAGE_WIDTHS;
 
 let tmp: string;
@@ -209,10 +210,10 @@ describe("failures", () => {
 
   test("an external command that uses its time limit on the processor is killed → limits; one that only sleeps is held back, not too slow", async () => {
     // Limits are the converter's own processor time (cpu-watch.ts, issue 23 item 0e).
-    await rejectsWith(runPoppler("sh", () => ["-c", "while :; do :; done"], { timeoutMs: 300 }), "limits");
+    await rejectsWith(runPoppler("sh", () => ["-c", "while :; do :; done"], { timeoutMs: 300, sandbox: DEFAULT_SANDBOX }), "limits");
     configureStallWindow(1000);
     const started = performance.now();
-    const held = await runPoppler("sleep", () => ["30"], { timeoutMs: 200 }).then(() => undefined, (e: unknown) => e);
+    const held = await runPoppler("sleep", () => ["30"], { timeoutMs: 200, sandbox: DEFAULT_SANDBOX }).then(() => undefined, (e: unknown) => e);
     assert.equal(machineFaultOf(held), "stalled", String(held));
     assert.ok(performance.now() - started < 20_000, "the sleeping command was not killed within the stall window");
   });

@@ -8,6 +8,7 @@ import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import { clean, textToPdf } from "../../src/convert/text-to-pdf.ts";
 import { FIXTURES } from "../helpers/paths.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 const SLOW = { timeout: 180_000 };
 const OPTS = { maxBytes: 10 * 1024 * 1024 };
@@ -16,7 +17,7 @@ let workDir: string;
 let office: OfficeConverter;
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), "quire-text-"));
-  office = new OfficeConverter({ workDir: join(workDir, "office"), slots: 1, timeoutMs: 60_000 });
+  office = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, workDir: join(workDir, "office"), slots: 1, timeoutMs: 60_000 });
   await office.start();
 });
 after(async () => {

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import type { RawResponse } from "./api-client.ts";
+import type { RawResponse } from "../../src/client/raw-http.ts";
+import { ERROR_MESSAGES } from "../../src/domain/errors.ts";
 
-/** The API tests' readers of answers: both formats read into one shape, failures checked exactly. */
+/**
+ * The API tests' one reader of the envelope: both formats (and JSONP) read into one shape,
+ * failures checked exactly; `envelopeProblem` is the same reader answering what is wrong instead
+ * of asserting (the fuzz tests).
+ */
 
 /** Messages exactly as the interface document §7 and decisions §9 write them. */
 export const MESSAGES: Record<string, string> = {
@@ -90,10 +95,12 @@ export function readXml(body: string): Answer {
 export function readJson(body: string): Answer {
   const parsed = JSON.parse(body) as { rsp: { stat: string; _content?: { error?: ErrorInfo; document?: Record<string, unknown> } } };
   assert.deepEqual(Object.keys(parsed), ["rsp"]);
-  assert.deepEqual(Object.keys(parsed.rsp), ["_content", "stat"], "_content comes before stat");
+  // An empty ok is `{"rsp":{"stat":"ok"}}`; any other answer has one payload object, before stat.
+  const empty = parsed.rsp._content === undefined && parsed.rsp.stat === "ok";
+  assert.deepEqual(Object.keys(parsed.rsp), empty ? ["stat"] : ["_content", "stat"], "_content comes before stat");
   const answer: Answer = { stat: parsed.rsp.stat };
   const content = parsed.rsp._content ?? {};
-  assert.equal(Object.keys(content).length, 1, "one payload object");
+  if (!empty) assert.equal(Object.keys(content).length, 1, "one payload object");
   if (content.error) answer.error = { ...content.error };
   if (content.document) answer.document = content.document;
   return answer;
@@ -300,4 +307,44 @@ export function readEmbedList(res: RawResponse, format: Format): EmbedList {
     more: r.more as boolean,
     items: content.map((i) => i.documentEmbed),
   };
+}
+
+/** An answer as the fuzz tests saw it. */
+export interface AnswerSeen {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+const JSONP_RE = /^([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)\(([\s\S]*)\)$/;
+
+/**
+ * What any API answer must be, read by the reader above: a well-formed envelope, stat ok or fail,
+ * a fail with a catalogued code (never 500) and its exact message. Answers what is wrong, or
+ * undefined when nothing is.
+ */
+export function envelopeProblem(a: AnswerSeen): string | undefined {
+  if (a.status !== 200) return `HTTP ${a.status}`;
+  const type = a.contentType.split(";")[0]!.trim();
+  // get_html_code answers HTML whatever the format; nothing else may.
+  if (type === "text/html") return /^<iframe [^<>]*><\/iframe>$/.test(a.text) ? undefined : "HTML that is not one iframe";
+  let answer: Answer;
+  try {
+    if (type === "text/xml") answer = readXml(a.text);
+    else if (type === "application/json") answer = readJson(a.text);
+    else if (type === "application/javascript") {
+      const m = JSONP_RE.exec(a.text);
+      if (!m) return "JSONP not of the form callback(json)";
+      answer = readJson(m[2]!);
+    } else return `content type ${a.contentType}`;
+  } catch (err) {
+    return `not a well-formed envelope: ${(err as Error).message.split("\n")[0]}`;
+  }
+  if (answer.stat === "ok") return answer.error === undefined ? undefined : "ok with an error";
+  if (answer.stat !== "fail") return `stat ${answer.stat}`;
+  const code = String(answer.error?.code) as keyof typeof ERROR_MESSAGES;
+  if (!(code in ERROR_MESSAGES)) return `code ${code} not in the catalogue`;
+  if (code === "500") return "code 500";
+  if (answer.error?.message !== ERROR_MESSAGES[code]) return `message ${String(answer.error?.message)} for ${code}`;
+  return undefined;
 }

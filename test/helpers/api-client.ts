@@ -1,81 +1,22 @@
 import assert from "node:assert/strict";
-import { connect } from "node:net";
 import { assertDocument, assertError, readList, type Format, type ListAnswer } from "./api-answers.ts";
 import { independentSignature } from "./independent-sign.ts";
+import { rawHttp, type RawResponse } from "../../src/client/raw-http.ts";
 import type { TestServer } from "./test-server.ts";
 
 /**
- * The API tests' client: requests written byte for byte over a socket, signed calls of `svc.*`
- * actions, and sends that must store exactly one record or none. Signatures come from
- * independent-sign.ts only; answers are read by api-answers.ts.
+ * The API tests' client: requests written byte for byte through the client's raw-bytes hatch
+ * (src/client/raw-http.ts), signed calls of `svc.*` actions, and sends that must store exactly one
+ * record or none. Signatures come from independent-sign.ts only (an implementation apart from the
+ * server's, so a shared mistake cannot pass); answers are read by api-answers.ts, the one reader
+ * of the envelope.
  */
 
 export const FORM = "application/x-www-form-urlencoded";
 export const URL_UPLOAD = "svc.document.url_upload";
 export const SLURP = "https://example.com/a/report.pdf";
 
-export interface RawResponse {
-  status: number;
-  /** Header names lowercased; a repeated header keeps its values joined by ", ". */
-  headers: Record<string, string>;
-  bytes: Buffer;
-  body: string;
-}
-
-export interface RawRequest {
-  method: string;
-  /** Path and query exactly as written on the request line (ASCII). */
-  path: string;
-  /** Sent as given, in this order, after Host; nothing else is added but `Connection: close`. */
-  headers?: Array<[string, string]>;
-  body?: Buffer | string;
-}
-
-function dechunk(data: Buffer): Buffer {
-  const parts: Buffer[] = [];
-  let at = 0;
-  for (;;) {
-    const eol = data.indexOf("\r\n", at);
-    const size = parseInt(data.subarray(at, eol).toString("latin1"), 16);
-    if (!(size > 0)) break;
-    parts.push(data.subarray(eol + 2, eol + 2 + size));
-    at = eol + 2 + size + 2;
-  }
-  return Buffer.concat(parts);
-}
-
-/** One request over its own connection, every byte of it chosen by the caller. */
-export function rawHttp(baseUrl: string, req: RawRequest): Promise<RawResponse> {
-  const { hostname, port } = new URL(baseUrl);
-  const body = req.body === undefined ? Buffer.alloc(0) : Buffer.from(req.body);
-  let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n`;
-  for (const [name, value] of req.headers ?? []) head += `${name}: ${value}\r\n`;
-  head += "Connection: close\r\n\r\n";
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("error", reject);
-    socket.on("end", () => {
-      const all = Buffer.concat(chunks);
-      const split = all.indexOf("\r\n\r\n");
-      if (split === -1) return reject(new Error(`no HTTP answer: ${all.toString("latin1")}`));
-      const [statusLine = "", ...lines] = all.subarray(0, split).toString("latin1").split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(":");
-        const name = line.slice(0, colon).trim().toLowerCase();
-        const value = line.slice(colon + 1).trim();
-        headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
-      }
-      let bytes: Buffer = all.subarray(split + 4);
-      if (/chunked/i.test(headers["transfer-encoding"] ?? "")) bytes = dechunk(bytes);
-      else if (headers["content-length"] !== undefined) bytes = bytes.subarray(0, Number(headers["content-length"]));
-      resolve({ status: Number(statusLine.split(" ")[1]), headers, bytes, body: bytes.toString("utf8") });
-    });
-    socket.write(Buffer.concat([Buffer.from(head, "latin1"), body]));
-  });
-}
+export { rawHttp, type RawRequest, type RawResponse } from "../../src/client/raw-http.ts";
 
 export type Params = Record<string, string>;
 export type Pairs = Array<[string, string]>;

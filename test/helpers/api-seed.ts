@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
 import { toRow } from "../../src/store/documents.ts";
 import type { Caller } from "./api-client.ts";
 import type { TestServer } from "./test-server.ts";
+import { dbOf } from "./store-db.ts";
 
 /** Accounts and documents put straight into a test server's store, so API tests need no conversion. */
 
@@ -55,7 +56,7 @@ export async function seedDoc(
   ids.publicationId = (seq++).toString(16).padStart(8, "0") + ids.publicationId.slice(8);
   ids.documentId = `${ids.revisionId}-${ids.publicationId}`;
   const doc = { ...newRecord(ids, owner, 1, {}, now), ...fields };
-  await server.services.store.db.insertInto("documents").values(toRow(doc)).execute();
+  await dbOf(server.services.store).insertInto("documents").values(toRow(doc)).execute();
   return doc;
 }
 

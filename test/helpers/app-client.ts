@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import type { Page } from "playwright-core";
-import { createAccount, setPassword } from "../../src/cli/accounts-command.ts";
+import { createAccount, setPassword } from "../../src/accounts/account-admin.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** Cheap hashes in tests: the cost is a setting, and the app's decoy uses the same one. */

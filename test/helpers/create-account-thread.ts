@@ -15,8 +15,8 @@ try {
   if (Atomics.add(line, 0, 1) + 1 === threads) Atomics.notify(line, 0);
   else while (Atomics.load(line, 0) < threads) Atomics.wait(line, 0, Atomics.load(line, 0), 1_000);
   try {
-    const id = await store.accounts.createWithKey(username, apiKey, "s".repeat(32), Date.now());
-    parentPort!.postMessage({ id: id ?? null });
+    const created = await store.accounts.createWithKey(username, apiKey, "s".repeat(32), Date.now());
+    parentPort!.postMessage({ id: created.ok ? created.id : null });
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };
     parentPort!.postMessage({ error: `${String(e.code)}: ${String(e.message)}` });

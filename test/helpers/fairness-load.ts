@@ -3,12 +3,13 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { zipBombOdt } from "./hostile-files.ts";
 import { FIXTURES } from "./paths.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
 import { startTestWorker, type TestWorker, type TestWorkerOptions } from "./test-worker.ts";
+import { dbOf } from "./store-db.ts";
 
 /**
  * Issue 11 item 3's scenario, for test/system/fairness-accounts.test.ts and `npm run bench -- fairness`:
@@ -34,7 +35,7 @@ export async function startFairnessRig(workerOpts: TestWorkerOptions, trickleEve
   const account = async (name: string) => {
     const c = await createAccount(server.services.store, name);
     const client = new QuireClient({ baseUrl: server.url, apiKey: c.apiKey, apiSecret: c.apiSecret });
-    const row = await server.services.store.db.selectFrom("accounts").select("id").where("username", "=", name).executeTakeFirstOrThrow();
+    const row = await dbOf(server.services.store).selectFrom("accounts").select("id").where("username", "=", name).executeTakeFirstOrThrow();
     return { client, accountId: row.id };
   };
   const hostile = await account("hostile");
@@ -81,7 +82,7 @@ export async function uploadVictimPdf(rig: FairnessRig, title = "victim"): Promi
 
 /** Jobs of an account by state, from the durable queue itself. */
 export async function jobsOf(rig: FairnessRig, accountId: number): Promise<{ queued: number; running: number }> {
-  const rows = await rig.server.services.store.db
+  const rows = await dbOf(rig.server.services.store)
     .selectFrom("jobs")
     .select(["state", (eb) => eb.fn.countAll<number>().as("n")])
     .where("accountId", "=", accountId)

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { request, type IncomingHttpHeaders } from "node:http";
-import { XMLParser } from "fast-xml-parser";
+import { rawHttp } from "../../src/client/raw-http.ts";
+import { readJson, readXml } from "./api-answers.ts";
 import { signParams } from "./independent-sign.ts";
 
 /**
  * Multipart bodies built by hand, so tests control part order and every byte (file names that
- * are not UTF-8, odd parts), and a small node:http client that answers whatever the server says.
+ * are not UTF-8, odd parts), posted through the client's raw-bytes hatch (src/client/raw-http.ts)
+ * and read by the one envelope reader (api-answers.ts).
  */
 
 /** A plain field part. */
@@ -68,35 +69,24 @@ export function signedUpload(account: { apiKey: string; apiSecret: string }, ext
 
 export interface HttpAnswer {
   status: number;
-  headers: IncomingHttpHeaders;
+  /** Header names lowercased (node:http's shape, which the few streaming tests still produce). */
+  headers: Record<string, string | string[] | undefined>;
   text: string;
 }
 
 /** How long a test waits for an answer before calling it a hang (a guard, not a timing assertion). */
 export const HANG_GUARD_MS = 10_000;
 
-/** POSTs raw bytes with node:http and answers status, headers and body text. */
-export function postRaw(url: string, headers: Record<string, string | number>, body: Buffer): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers: { "content-length": body.length, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
-      });
-      res.on("error", reject);
-    });
-    const timer = setTimeout(() => {
-      req.destroy();
-      reject(new Error(`no answer within ${HANG_GUARD_MS} ms to a complete request`));
-    }, HANG_GUARD_MS);
-    req.on("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.end(body);
-  });
+/**
+ * POSTs raw bytes through the client's raw-bytes hatch and answers status, headers and body text.
+ * Content-Length is the body's unless `headers` gives another (a lying length is a test's to send).
+ */
+export async function postRaw(url: string, headers: Record<string, string | number>, body: Buffer): Promise<HttpAnswer> {
+  const target = new URL(url);
+  const all: Record<string, string> = { "content-length": String(body.length) };
+  for (const [name, value] of Object.entries(headers)) all[name.toLowerCase()] = String(value);
+  const res = await rawHttp(target.origin, { method: "POST", path: target.pathname + target.search, headers: Object.entries(all), body, timeoutMs: HANG_GUARD_MS });
+  return { status: res.status, headers: res.headers, text: res.body };
 }
 
 /** POSTs these parts as multipart/form-data to `url` (query string included in `url` if any). */
@@ -112,33 +102,15 @@ export interface Rsp {
   document?: Record<string, unknown> & { tags: string[]; folders: string[] };
 }
 
-const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" });
-
-function xmlList(node: unknown, item: string, attr: string): string[] {
-  if (node === undefined || node === "") return [];
-  const items = (node as Record<string, unknown>)[item];
-  if (items === undefined) return [];
-  return (Array.isArray(items) ? items : [items]).map((i) => String((i as Record<string, unknown>)[attr]));
-}
-
-/** Parses an API answer in XML (`format` absent or `xml`) or JSON. */
-export function parseRsp(answer: HttpAnswer, format: "xml" | "json" = "xml"): Rsp {
-  if (format === "json") {
-    const parsed = JSON.parse(answer.text) as { rsp: { stat: string; _content?: { error?: Rsp["error"]; document?: Rsp["document"] } } };
-    const out: Rsp = { stat: parsed.rsp.stat };
-    if (parsed.rsp._content?.error) out.error = parsed.rsp._content.error;
-    if (parsed.rsp._content?.document) out.document = parsed.rsp._content.document;
-    return out;
-  }
-  const parsed = xml.parse(answer.text) as { rsp?: Record<string, unknown> };
-  const rsp = parsed.rsp;
-  if (rsp === undefined || typeof rsp !== "object") throw new Error(`not an rsp envelope: ${answer.text}`);
-  const out: Rsp = { stat: String(rsp.stat) };
-  if (rsp.error !== undefined) out.error = rsp.error as Rsp["error"];
-  if (rsp.document !== undefined) {
-    const { tags, folders, ...simple } = rsp.document as Record<string, unknown>;
-    out.document = { ...simple, tags: xmlList(tags, "tag", "value"), folders: xmlList(folders, "folder", "id") };
-  }
+/**
+ * Reads an API answer in XML (`format` absent or `xml`) or JSON with api-answers.ts, the one reader
+ * of the envelope (which also checks it is well-formed and in the spec's shape).
+ */
+export function parseRsp(answer: { text: string; status?: number; headers?: unknown }, format: "xml" | "json" = "xml"): Rsp {
+  const read = format === "json" ? readJson(answer.text) : readXml(answer.text);
+  const out: Rsp = { stat: read.stat };
+  if (read.error) out.error = read.error.field === undefined ? { code: read.error.code, message: read.error.message } : read.error;
+  if (read.document) out.document = read.document as Rsp["document"];
   return out;
 }
 

@@ -4,6 +4,7 @@ import { loadConfig } from "../../src/config.ts";
 import { openServices } from "../../src/services.ts";
 import { startWorkerRole } from "../../src/worker-role.ts";
 import { TEST_TIMINGS } from "./test-worker.ts";
+import { sandboxSettings } from "../../src/convert/sandbox.ts";
 
 /**
  * The worker role of `quire worker` (src/worker-role.ts: same handler, same job loop, same store
@@ -19,6 +20,7 @@ await startWorkerRole({
   services,
   log: pino({ level: "silent" }),
   officeDir: join(config.tmpDir, "office"),
+  sandbox: sandboxSettings(config, "office"),
   timings: { ...TEST_TIMINGS, heartbeatMs: undefined, stopGraceMs: 1000 },
   fetch: { minBytesPerSecond: 0 },
   startOffice: false,

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
+import { createAccount, type NewCredentials } from "../../src/accounts/account-admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { PROJECT_ROOT, QUIRE_BIN } from "./paths.ts";
 

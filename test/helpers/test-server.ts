@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { startApiRole } from "../../src/api-role.ts";
-import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
+import { createAccount, type NewCredentials } from "../../src/accounts/account-admin.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openServices, type Services } from "../../src/services.ts";
+import { dbOf } from "./store-db.ts";
 
 export interface TestServer {
   /** Normal endpoint: `${url}/1_0`. */
@@ -44,7 +45,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
     app,
     listBlobFiles: () => listFiles(config.blobDir),
     async countRecords() {
-      const db = services.store.db;
+      const db = dbOf(services.store);
       const d = await db.selectFrom("documents").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
       const j = await db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
       return { documents: Number(d.n), jobs: Number(j.n) };

@@ -6,6 +6,7 @@ import type { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
 import type { RunningWorker } from "../../src/jobs/worker.ts";
 import { startWorkerRole, type WorkerTimings } from "../../src/worker-role.ts";
 import type { TestServer } from "./test-server.ts";
+import { sandboxSettings } from "../../src/convert/sandbox.ts";
 
 export interface TestWorker {
   worker: RunningWorker;
@@ -70,6 +71,8 @@ export async function startTestWorker(server: TestServer, opts: TestWorkerOption
     services: server.services,
     log: pino({ level: "silent" }),
     officeDir: join(config.tmpDir, "office"),
+    // What `quire worker` makes from the same configuration (QUIRE_BWRAP, QUIRE_UNSAFE_NO_SANDBOX).
+    sandbox: sandboxSettings(config, "office"),
     timings,
     // No floor on a fetch's speed unless a test asks for one.
     fetch: { minBytesPerSecond: 0, ...opts.fetch },

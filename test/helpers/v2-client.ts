@@ -1,4 +1,4 @@
-import { createToken } from "../../src/cli/accounts-command.ts";
+import { createToken } from "../../src/accounts/account-admin.ts";
 import { rawHttp } from "./api-client.ts";
 import type { TestServer } from "./test-server.ts";
 

@@ -9,6 +9,8 @@ import { PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 import { convertDocumentHandler, type ConvertDeps } from "../../src/jobs/convert-document.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 
 /** The handler's own guarantees (habit 10): a second run is harmless; a deleted document stays deleted. */
 describe("convert-document handler", { timeout: 120_000 }, () => {
@@ -19,12 +21,12 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
   before(async () => {
     server = await startTestServer();
     client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
-    office = new OfficeConverter({ slots: 1, workDir: join(server.config.tmpDir, "office") });
+    office = new OfficeConverter({ sandbox: DEFAULT_SANDBOX, slots: 1, workDir: join(server.config.tmpDir, "office") });
     await office.start();
     deps = {
       store: server.services.store, blobs: server.services.blobs, office, log: pino({ level: "silent" }), tmpDir: server.config.tmpDir,
       fetch: { maxBytes: 1 << 20, allowPrivate: true, connectTimeoutMs: 2000, idleTimeoutMs: 2000, totalTimeoutMs: 5000 },
-      pdfLimits: { maxPages: 2000, maxPagePixels: 50_000_000, timeoutMs: 60_000 },
+      pdfLimits: { maxPages: 2000, maxPagePixels: 50_000_000, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX },
       pageWidths: PAGE_WIDTHS,
       ocr: { languages: ["eng"], concurrency: 1 },
     };
@@ -68,7 +70,7 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
         documents: {
           ...deps.store.documents,
           markActive: async (...args: Parameters<typeof deps.store.documents.markActive>) => {
-            await server.services.store.db.deleteFrom("documents").where("documentId", "=", id).execute();
+            await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
             return deps.store.documents.markActive(...args);
           },
         },

@@ -14,6 +14,8 @@ import type { Job } from "../../src/store/jobs.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * Documents published before the search index existed (migration 0007) were indexed by title,
@@ -36,7 +38,7 @@ for (const dialect of DIALECTS) {
       ({ store, url, drop } = await dialect.open());
       blobDir = await mkdtemp(join(tmpdir(), "quire-index-text-"));
       blobs = new LocalBlobStore(blobDir);
-      accountId = (await store.accounts.createWithKey("olduser", "o".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "olduser", "o".repeat(32), "s".repeat(32), 1));
     });
     after(async () => {
       await drop();
@@ -69,10 +71,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await found("mineral")).length, 1);
 
       // The upgrade: migration 0011 runs on a database that has documents.
-      await sql`delete from kysely_migration where name = '0011_index_old_text'`.execute(store.db);
+      await sql`delete from kysely_migration where name = '0011_index_old_text'`.execute(dbOf(store));
       const upgraded = await openStore(url);
       try {
-        const queued = await upgraded.db.selectFrom("jobs").select(["documentId", "state"]).where("kind", "=", INDEX_TEXT).execute();
+        const queued = await dbOf(upgraded).selectFrom("jobs").select(["documentId", "state"]).where("kind", "=", INDEX_TEXT).execute();
         assert.deepEqual(queued, [{ documentId: old.documentId, state: "queued" }], "published documents only");
       } finally {
         await upgraded.close();

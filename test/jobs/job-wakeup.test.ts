@@ -14,6 +14,9 @@ import { openStore, type Store } from "../../src/store/open-store.ts";
 import { startWorkerRole } from "../../src/worker-role.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { TEST_TIMINGS } from "../helpers/test-worker.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
+import { sandboxSettings } from "../../src/convert/sandbox.ts";
 
 /**
  * Idle workers hear of a queued job at once, on both dialects, from another connection as from
@@ -79,7 +82,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       ({ store, url, drop } = await dialect.open());
       other = await openStore(url);
-      accountId = (await store.accounts.createWithKey("wakeup", "k".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "wakeup", "k".repeat(32), "s".repeat(32), 1));
     });
     after(async () => {
       await other?.close();
@@ -95,7 +98,7 @@ for (const dialect of DIALECTS) {
 
     /** Sessions of the notifier's listener in this test's database (PostgreSQL). */
     async function listeners(): Promise<number> {
-      const rows = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = ${LISTENER}`.execute(store.db);
+      const rows = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = ${LISTENER}`.execute(dbOf(store));
       return rows.rows[0]!.n;
     }
 
@@ -132,7 +135,7 @@ for (const dialect of DIALECTS) {
       const services = await openServices(config);
       // A short grace: its timer outlives even a quick stop, and would hold this file's process.
       const timings = { ...TEST_TIMINGS, pollMs: POLL_MS, stopGraceMs: 1_000 };
-      const role = await startWorkerRole({ config, services, log, officeDir: join(dataDir, "office"), timings, startOffice: false, sweeps: false });
+      const role = await startWorkerRole({ config, services, log, officeDir: join(dataDir, "office"), sandbox: sandboxSettings(config, "office"), timings, startOffice: false, sweeps: false });
       assert.ok(role);
       try {
         // A job for a document that is gone: its run is a quick "skipped", and the job ends done.
@@ -177,7 +180,7 @@ for (const dialect of DIALECTS) {
 
     if (dialect.name === "postgres") {
       test("the listener reconnects after its connection is cut, and closes cleanly while waiting to", async () => {
-        const cut = () => sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = ${LISTENER}`.execute(store.db);
+        const cut = () => sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = ${LISTENER}`.execute(dbOf(store));
         const baseline = await settledHandles();
         const heard = counter();
         const unwatch = await store.watchQueuedJobs(heard.hit, log);

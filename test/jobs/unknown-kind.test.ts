@@ -6,6 +6,8 @@ import { CONVERT_DOCUMENT, type JobKind } from "../../src/domain/job-kinds.ts";
 import { sweep } from "../../src/jobs/sweeper.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * A queued job of a kind no handler exists for (written by a newer version, or a kind since
@@ -22,7 +24,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("unknownkind", "u".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "unknownkind", "u".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -31,11 +33,11 @@ for (const dialect of DIALECTS) {
       leaseUntil: null, leaseOwner: null, lastError: "", createdAt, updatedAt: createdAt,
     });
     const stateOf = async (kind: string) =>
-      store.db.selectFrom("jobs").select(["state", "lastError"]).where("kind", "=", kind as JobKind).executeTakeFirstOrThrow();
+      dbOf(store).selectFrom("jobs").select(["state", "lastError"]).where("kind", "=", kind as JobKind).executeTakeFirstOrThrow();
 
     test("is failed by the sweep once older than the time bound, with a log line and a count; a known kind is left", async () => {
       const t0 = 10_000_000;
-      await store.db.insertInto("jobs").values([job("publish-later", t0), job("", t0), job(CONVERT_DOCUMENT, t0)]).execute();
+      await dbOf(store).insertInto("jobs").values([job("publish-later", t0), job("", t0), job(CONVERT_DOCUMENT, t0)]).execute();
       const lines: Array<Record<string, unknown>> = [];
       const log = pino({ level: "info" }, new Writable({ write: (chunk: Buffer, _enc, done) => void (lines.push(JSON.parse(chunk.toString())), done()) }));
       const counted: string[] = [];

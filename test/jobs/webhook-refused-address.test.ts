@@ -6,6 +6,7 @@ import { accountIdOf, seedDoc } from "../helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, type TestWorker } from "../helpers/test-worker.ts";
 import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * decisions §12 without QUIRE_FETCH_ALLOW_PRIVATE: a receiver whose name resolves to this machine
@@ -70,7 +71,7 @@ describe("webhook receivers on private addresses, and the end of retries", { tim
     assert.equal(receiver.received.length, 0, "nothing ever reached the receiver");
     // The job ends right after its last attempt is recorded.
     for (let i = 0; ; i++) {
-      const waiting = await server.services.store.db.selectFrom("jobs").select("state").where("kind", "=", "webhook-delivery").where("state", "in", ["queued", "running"]).execute();
+      const waiting = await dbOf(server.services.store).selectFrom("jobs").select("state").where("kind", "=", "webhook-delivery").where("state", "in", ["queued", "running"]).execute();
       if (waiting.length === 0) break;
       assert.ok(i < 400, "no delivery job left waiting");
       await sleep(50);

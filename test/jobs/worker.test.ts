@@ -6,13 +6,15 @@ import { Writable } from "node:stream";
 import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { JobFailure } from "../../src/domain/job-failure.ts";
-import { CONVERT_DOCUMENT, CONVERT_PAGES, INDEX_TEXT, PUBLISH_SCHEDULED, WEBHOOK_DELIVERY } from "../../src/domain/job-kinds.ts";
+import { CONVERT_DOCUMENT, CONVERT_PAGES, INDEX_TEXT, PUBLISH_SCHEDULED, REPLACE_FILE, WEBHOOK_DELIVERY } from "../../src/domain/job-kinds.ts";
 import { backoffDelay } from "../../src/jobs/backoff.ts";
 import { checkRegistry, type JobContext, type JobHandler, type JobRegistry } from "../../src/jobs/job-registry.ts";
 import { sweep } from "../../src/jobs/sweeper.ts";
 import { startWorker, type WorkerOptions } from "../../src/jobs/worker.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const log = pino({ level: "silent" });
 /** The other kind's handler: the registry must be complete, and these tests enqueue no delivery. */
@@ -42,7 +44,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("worker", "w".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "worker", "w".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -60,7 +62,7 @@ for (const dialect of DIALECTS) {
 
     function options(handler: JobHandler, over: Partial<WorkerOptions> = {}): WorkerOptions {
       return {
-        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
+        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle, "replace-file": idle, "page-variants": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
         pollMs: 20, jobTimeoutMs: 10_000, maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 20, stopGraceMs: 2000, ...over,
       };
     }
@@ -178,7 +180,7 @@ for (const dialect of DIALECTS) {
 
     test("a registry without a handler for every kind refuses to start", () => {
       const s = scripted(async () => "success");
-      assert.throws(() => startWorker(options(s.handler, { registry: {} as JobRegistry })), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled\]/);
+      assert.throws(() => startWorker(options(s.handler, { registry: {} as JobRegistry })), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file\]/);
     });
 
     test("a giveUp that throws still ends the job, which is not claimed again", async () => {
@@ -218,7 +220,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("a worker runs no more of one account's jobs at once than its cap; another account's job runs beside them", async () => {
-      const other = (await store.accounts.createWithKey("other", "o".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "other", "o".repeat(32), "s".repeat(32), 1));
       const now = new Map<number, number>();
       const most = new Map<number, number>();
       let mostInAll = 0;
@@ -245,11 +247,11 @@ for (const dialect of DIALECTS) {
       assert.equal(most.get(accountId), 1, "one of the busy account's jobs at a time");
       assert.equal(most.get(other), 1);
       assert.equal(mostInAll, 2, "the other account's job ran beside them");
-      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+      await dbOf(store).updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
     test("with every slot busy with one account, the newcomer slot runs another account's job at once; one account alone never uses it", async () => {
-      const other = (await store.accounts.createWithKey("newcomer", "n".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "newcomer", "n".repeat(32), "s".repeat(32), 1));
       const running = new Map<number, number>();
       let mostBusy = 0;
       let otherStarted!: () => void;
@@ -277,14 +279,14 @@ for (const dialect of DIALECTS) {
       for (const id of busy) assert.equal(await untilJobState(id, ["done", "failed"]), "done");
       await w.stop();
       assert.equal(mostBusy, 2, "one account alone has every regular slot, and never the newcomer slot");
-      await store.db.updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
+      await dbOf(store).updateTable("documents").set({ state: "F" }).where("documentId", "in", [...busy, late]).execute();
     });
 
     test("the sweeper re-enqueues a lost job, fails a document whose job ended, and ends overdue ones", async () => {
       // the scripted jobs above leave their documents in P: heal those first, so the counts below are this test's own
       await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });
       const lost = await newDocument();
-      await store.db.deleteFrom("jobs").where("documentId", "=", lost).execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", lost).execute();
       const ended = await newDocument();
       await store.jobs.failAllFor(ended, "crashed", Date.now());
       const report = await sweep({ store, log, jobKind: CONVERT_DOCUMENT, maxProcessingMs: 3_600_000 });
@@ -312,10 +314,10 @@ test("backoff grows and is capped", () => {
 
 test("the registry must match the job kinds exactly", () => {
   const h: JobHandler = { run: async () => "success", giveUp: async () => {} };
-  checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h });
-  assert.throws(() => checkRegistry({}), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled\]/);
-  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h }), /no handler for \[webhook-delivery, index-text, publish-scheduled\]/);
-  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, "ocr-page": h }), /unknown kinds \[ocr-page\]/);
+  checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h });
+  assert.throws(() => checkRegistry({}), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file\]/);
+  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h }), /no handler for \[webhook-delivery, index-text, publish-scheduled, replace-file\]/);
+  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h, "ocr-page": h }), /unknown kinds \[ocr-page\]/);
   checkRegistry({ a: h }, ["a"]);
   assert.throws(() => checkRegistry({}, ["a"]), /no handler for \[a\]/);
   assert.throws(() => checkRegistry({ a: h, b: h }, ["a"]), /unknown kinds \[b\]/);

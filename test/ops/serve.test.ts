@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { closing, fields, fileField, multipartBody, newBoundary, partHead, signedUpload } from "../helpers/multipart.ts";

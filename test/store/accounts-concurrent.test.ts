@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Creates of one username at once, each from a store of its own in its own thread (as two
@@ -49,10 +50,10 @@ for (const dialect of DIALECTS) {
         const ids = results.filter((r) => typeof r.id === "number").map((r) => r.id!);
         assert.equal(ids.length, 1, `one create of ${username} wins: ${JSON.stringify(results)}`);
         assert.equal(results.filter((r) => r.id === null).length, THREADS - 1);
-        const keys = await store.db.selectFrom("apiKeys").select("apiKey").where("accountId", "=", ids[0]!).execute();
+        const keys = await dbOf(store).selectFrom("apiKeys").select("apiKey").where("accountId", "=", ids[0]!).execute();
         assert.equal(keys.length, 1, "the account has the winner's key only");
       }
-      assert.equal(await store.accounts.createWithKey("racer0", "late".padEnd(32, "x"), "s".repeat(32), Date.now()), undefined, "a later create is told the same");
+      assert.deepEqual(await store.accounts.createWithKey("racer0", "late".padEnd(32, "x"), "s".repeat(32), Date.now()), { ok: false, reason: "name-taken" }, "a later create is told the same");
     });
   });
 }

@@ -23,8 +23,12 @@ for (const dialect of DIALECTS) {
     let clock = 10_000;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1000))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1000))!;
+      const id = (r: Awaited<ReturnType<Store["accounts"]["createWithKey"]>>) => {
+        assert.ok(r.ok);
+        return r.id;
+      };
+      alice = id(await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1000));
+      bob = id(await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1000));
     });
     after(async () => drop?.());
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -29,7 +30,7 @@ for (const dialect of DIALECTS) {
         assert.equal(new Set(salts).size, 1);
         const keys = await Promise.all(all.map((s) => s.dailySalts.readerKey({ ...READER, now: DAY1 + 5000 })));
         assert.equal(new Set(keys).size, 1);
-        const rows = await store.db.selectFrom("dailySalts").selectAll().execute();
+        const rows = await dbOf(store).selectFrom("dailySalts").selectAll().execute();
         assert.deepEqual(rows.map((r) => r.day), ["2026-11-27"]);
       } finally {
         for (const s of others) await s.close();
@@ -43,19 +44,19 @@ for (const dialect of DIALECTS) {
       assert.notEqual(await store.dailySalts.readerKey({ ...READER, documentId: "d2", now: DAY1 }), morning);
       const tomorrow = await store.dailySalts.readerKey({ ...READER, now: DAY2 });
       assert.notEqual(tomorrow, morning);
-      const rows = await store.db.selectFrom("dailySalts").select("day").execute();
+      const rows = await dbOf(store).selectFrom("dailySalts").select("day").execute();
       assert.deepEqual(rows.map((r) => r.day), ["2026-11-28"], "only today's salt is kept");
     });
 
     test("a salt another process made for a past day is swept by deleteBefore", async () => {
-      await store.db.insertInto("dailySalts").values({ day: "2026-11-20", salt: "old" }).execute();
+      await dbOf(store).insertInto("dailySalts").values({ day: "2026-11-20", salt: "old" }).execute();
       assert.equal(await store.dailySalts.deleteBefore(DAY2), 1);
-      const rows = await store.db.selectFrom("dailySalts").select("day").execute();
+      const rows = await dbOf(store).selectFrom("dailySalts").select("day").execute();
       assert.deepEqual(rows.map((r) => r.day), ["2026-11-28"]);
     });
 
     test("the database holds the salt only: no address, no user agent, no key", async () => {
-      const rows = await store.db.selectFrom("dailySalts").selectAll().execute();
+      const rows = await dbOf(store).selectFrom("dailySalts").selectAll().execute();
       const text = JSON.stringify(rows);
       assert.ok(!text.includes(READER.address) && !text.includes("Mozilla"));
     });

@@ -5,6 +5,8 @@ import { type DocumentListQuery } from "../../src/store/documents.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { newStoreDoc } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /** The account-operation queries of the documents repo, on SQLite and PostgreSQL alike. */
 
@@ -29,8 +31,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1));
       for (let i = 0; i < TITLES.length; i++) {
         const d = newStoreDoc(alice, "alice", {
           name: `n-${i}`, title: TITLES[i]!, pageCount: i % 3, publishDate: 1000 * (i % 4), updatedAt: 5000 + 1000 * (i % 2),
@@ -111,17 +113,17 @@ for (const dialect of DIALECTS) {
     test("deleteByNames: own documents with their jobs, bookmarks and embeds; others passed over", async () => {
       const target = docs[3]!;
       const now = Date.now();
-      await store.db.insertInto("bookmarks").values({ bookmarkId: "00000000-0000-4000-8000-000000000001", accountId: bob, documentId: target.documentId, title: "", description: "", page: 1, createdAt: now, updatedAt: now }).execute();
-      await store.db.insertInto("embeds").values({ accountId: alice, documentId: target.documentId, readerStartPage: 1, width: 1, height: 1, createdAt: now, updatedAt: now }).execute();
+      await dbOf(store).insertInto("bookmarks").values({ bookmarkId: "00000000-0000-4000-8000-000000000001", accountId: bob, documentId: target.documentId, title: "", description: "", page: 1, createdAt: now, updatedAt: now }).execute();
+      await dbOf(store).insertInto("embeds").values({ accountId: alice, documentId: target.documentId, readerStartPage: 1, width: 1, height: 1, createdAt: now, updatedAt: now }).execute();
       const removed = await store.documents.deleteByNames(alice, ["n-3", "n-0", "missing", "n-3"]);
       assert.deepEqual(new Set(removed.map((r) => r.documentId)), new Set([target.documentId, docs[0]!.documentId]));
       assert.deepEqual(new Set(removed.map((r) => r.blobId)), new Set([target.blobId, docs[0]!.blobId]));
       for (const id of [target.documentId, docs[0]!.documentId]) {
         assert.equal(await store.documents.getForConversion(id), undefined);
-        assert.equal((await store.db.selectFrom("jobs").select("id").where("documentId", "=", id).execute()).length, 0);
+        assert.equal((await dbOf(store).selectFrom("jobs").select("id").where("documentId", "=", id).execute()).length, 0);
       }
-      assert.equal((await store.db.selectFrom("bookmarks").select("bookmarkId").execute()).length, 0);
-      assert.equal((await store.db.selectFrom("embeds").select("id").execute()).length, 0);
+      assert.equal((await dbOf(store).selectFrom("bookmarks").select("bookmarkId").execute()).length, 0);
+      assert.equal((await dbOf(store).selectFrom("embeds").select("id").execute()).length, 0);
       assert.ok(await store.documents.getByName(bob, "n-0"), "bob's n-0 stays");
       assert.deepEqual(await store.documents.deleteByNames(alice, ["n-3"]), [], "deleting again removes nothing");
       assert.deepEqual(await store.documents.deleteByNames(bob, ["n-5"]), [], "another account's name is passed over");

@@ -4,6 +4,8 @@ import { sql } from "kysely";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * `accounts.documents_version` moves on every change to an account's documents, made by any
@@ -49,8 +51,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", ALICE_KEY, "s".repeat(32), 1))!;
-      await store.accounts.createWithKey("bob", BOB_KEY, "t".repeat(32), 1);
+      alice = (await seedAccount(store, "alice", ALICE_KEY, "s".repeat(32), 1));
+      await seedAccount(store, "bob", BOB_KEY, "t".repeat(32), 1);
     });
     after(async () => drop?.());
 
@@ -87,7 +89,7 @@ for (const dialect of DIALECTS) {
       const three = newDoc(alice, "alice", "three");
       await store.documents.insertWithJob(three, "convert-document");
       const moved = await moves(() =>
-        sql`update documents set title = 'by hand' where document_id = ${three.documentId}`.execute(store.db),
+        sql`update documents set title = 'by hand' where document_id = ${three.documentId}`.execute(dbOf(store)),
       );
       assert.ok(moved.alice > 0);
       assert.equal(moved.bob, 0);

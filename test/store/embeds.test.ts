@@ -3,6 +3,8 @@ import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -35,8 +37,8 @@ for (const dialect of DIALECTS) {
     let docB: string;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "t".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "t".repeat(32), 1));
       docA = await insertDoc(store, alice, "alice");
       docB = await insertDoc(store, alice, "alice");
     });
@@ -90,8 +92,8 @@ for (const dialect of DIALECTS) {
     test("deleting a document deletes its embeds", async () => {
       const doc = await insertDoc(store, alice, "alice");
       const e = await store.embeds.insert({ accountId: alice, documentId: doc, readerStartPage: 1, width: 1, height: 1, createdAt: 1 });
-      await store.db.deleteFrom("jobs").where("documentId", "=", doc).execute();
-      await store.db.deleteFrom("documents").where("documentId", "=", doc).execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", doc).execute();
+      await dbOf(store).deleteFrom("documents").where("documentId", "=", doc).execute();
       assert.equal(await store.embeds.get(alice, e.id), undefined);
     });
   });

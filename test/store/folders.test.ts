@@ -3,6 +3,8 @@ import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -21,8 +23,8 @@ for (const dialect of DIALECTS) {
     let bob: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1000))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1000))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1000));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1000));
     });
     after(async () => drop?.());
 
@@ -70,7 +72,7 @@ for (const dialect of DIALECTS) {
       for (const id of [f1, f2]) assert.ok((await store.folders.create(alice, id, { name: id, description: "" }, 1000)).ok);
       const doc = await newDoc(alice, "alice", "upload-with-folders");
       await store.folders.deleteMany(alice, [f2]);
-      const bookmarkId = await store.db.transaction().execute((trx) =>
+      const bookmarkId = await dbOf(store).transaction().execute((trx) =>
         store.bookmarks.addForActivatedDocument(trx, { documentId: doc.documentId, accountId: alice, title: "T", description: "D" }, [f2, f1, "10000000-0000-4000-8000-00000000000c"], 5000),
       );
       assert.ok(bookmarkId);
@@ -87,13 +89,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await inF1()).items.map((x) => x.bookmarkId), [bookmarkId]);
       assert.equal((await store.folders.get(alice, f1))!.items, 1);
       // no folder left: no bookmark
-      const none = await store.db.transaction().execute((trx) =>
+      const none = await dbOf(store).transaction().execute((trx) =>
         store.bookmarks.addForActivatedDocument(trx, { documentId: doc.documentId, accountId: alice, title: "T", description: "D" }, [f2], 6000),
       );
       assert.equal(none, undefined);
       // a rolled-back transaction leaves nothing
       await assert.rejects(
-        store.db.transaction().execute(async (trx) => {
+        dbOf(store).transaction().execute(async (trx) => {
           await store.bookmarks.addForActivatedDocument(trx, { documentId: doc.documentId, accountId: alice, title: "T", description: "D" }, [f1], 7000);
           throw new Error("rollback");
         }),
@@ -107,7 +109,7 @@ for (const dialect of DIALECTS) {
       const priv = await newDoc(bob, "bob", "bob-private");
       assert.equal(await store.bookmarks.findBookmarkable(alice, "bob", "bob-private"), undefined, "another account's processing document");
       await activate(priv.documentId);
-      await store.db.updateTable("documents").set({ access: "private" }).where("documentId", "=", priv.documentId).execute();
+      await dbOf(store).updateTable("documents").set({ access: "private" }).where("documentId", "=", priv.documentId).execute();
       assert.equal(await store.bookmarks.findBookmarkable(alice, "bob", "bob-private"), undefined);
       assert.ok(await store.bookmarks.findBookmarkable(bob, "bob", "bob-private"), "its owner sees it");
       const target = (await store.bookmarks.findBookmarkable(alice, "bob", "bob-public"))!;
@@ -120,9 +122,9 @@ for (const dialect of DIALECTS) {
       const u = (await store.bookmarks.update(alice, b.bookmarkId, { title: "x", description: undefined, page: 1 }, 9000))!;
       assert.deepEqual([u.title, u.description, u.page, u.updatedAt], ["x", "desc", 1, 9000]);
       // the document turns private: the bookmark is no longer shown
-      await store.db.updateTable("documents").set({ access: "private" }).where("documentId", "=", pub.documentId).execute();
+      await dbOf(store).updateTable("documents").set({ access: "private" }).where("documentId", "=", pub.documentId).execute();
       assert.equal(await store.bookmarks.get(alice, b.bookmarkId), undefined);
-      await store.db.updateTable("documents").set({ access: "public" }).where("documentId", "=", pub.documentId).execute();
+      await dbOf(store).updateTable("documents").set({ access: "public" }).where("documentId", "=", pub.documentId).execute();
       assert.equal(await store.bookmarks.deleteMany(bob, [b.bookmarkId]), 0);
       assert.equal(await store.bookmarks.deleteMany(alice, [b.bookmarkId, "nope"]), 1);
       assert.equal(await store.bookmarks.get(alice, b.bookmarkId), undefined);

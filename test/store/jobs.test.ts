@@ -6,6 +6,8 @@ import { CONVERT_DOCUMENT, type JobKind } from "../../src/domain/job-kinds.ts";
 import type { ClaimRules } from "../../src/store/jobs.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 const LEASE = 30_000;
@@ -18,7 +20,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("jobs", "j".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "jobs", "j".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -93,21 +95,21 @@ for (const dialect of DIALECTS) {
         kind: "webhook-delivery" as unknown as JobKind, documentId: "nobody", accountId, state, attempts: 0, runAt: t0,
         leaseUntil, leaseOwner: leaseUntil === null ? null : "dead", lastError: "", createdAt: t0, updatedAt: t0,
       });
-      await store.db.insertInto("jobs").values([row("queued", null), row("running", t0 + 1)]).execute();
+      await dbOf(store).insertInto("jobs").values([row("queued", null), row("running", t0 + 1)]).execute();
       assert.equal(await store.jobs.claimNext("w", t0 + LEASE, LEASE, ANY), undefined);
       const known = await enqueue(t0 + 5);
       assert.equal((await store.jobs.claimNext("w", t0 + LEASE, LEASE, ANY))?.documentId, known, "a known kind behind it is claimed");
       assert.equal(await store.jobs.claimNext("w", t0 + LEASE, LEASE, ANY), undefined);
       assert.equal(await store.jobs.claimNext("w", t0 + LEASE, LEASE, { ...ANY, kinds: [] }), undefined);
-      const strangers = await store.db.selectFrom("jobs").select(["state", "attempts"]).where("documentId", "=", "nobody").orderBy("id").execute();
+      const strangers = await dbOf(store).selectFrom("jobs").select(["state", "attempts"]).where("documentId", "=", "nobody").orderBy("id").execute();
       assert.deepEqual(strangers, [{ state: "queued", attempts: 0 }, { state: "running", attempts: 0 }]);
-      await store.db.deleteFrom("jobs").where("documentId", "=", "nobody").execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", "nobody").execute();
       await drain(t0 + LEASE * 3);
     });
 
     test("an account with nothing running goes before another account's older queue", async () => {
       const t0 = 5_000_000;
-      const other = (await store.accounts.createWithKey("other", "o".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "other", "o".repeat(32), "s".repeat(32), 1));
       const busy: string[] = [];
       for (let i = 0; i < 5; i++) busy.push(await enqueue(t0 + i));
       const first = (await store.jobs.claimNext("w", t0 + 100, LEASE, ANY))!;
@@ -121,7 +123,7 @@ for (const dialect of DIALECTS) {
 
     test("a skipped account gets nothing, neither queued jobs nor expired leases; the others still get theirs", async () => {
       const t0 = 6_000_000;
-      const other = (await store.accounts.createWithKey("third", "t".repeat(32), "s".repeat(32), 1))!;
+      const other = (await seedAccount(store, "third", "t".repeat(32), "s".repeat(32), 1));
       for (let i = 0; i < 3; i++) await enqueue(t0 + i);
       const otherDoc = await enqueue(t0 + 20, other);
       const skipBusy: ClaimRules = { ...ANY, skipAccounts: [accountId] };

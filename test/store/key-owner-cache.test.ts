@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Every API request reads its key's owner (revocation, secret, documents version). On SQLite the
@@ -38,7 +39,7 @@ for (const dialect of DIALECTS) {
     async function accountWithKey(): Promise<string> {
       const key = newKey();
       lastUsername = `user${n}`;
-      assert.ok(await store.accounts.createWithKey(lastUsername, key, SECRET, 1));
+      assert.ok((await store.accounts.createWithKey(lastUsername, key, SECRET, 1)).ok);
       // Read twice, so that the next read could come from memory.
       assert.ok(await store.accounts.getKeyOwnerForSigning(key));
       assert.ok(await store.accounts.getKeyOwnerForSigning(key));
@@ -62,7 +63,7 @@ for (const dialect of DIALECTS) {
       const added = newKey();
       assert.equal(await store.accounts.getKeyOwnerForSigning(added), undefined);
       assert.equal(await store.accounts.getKeyOwnerForSigning(added), undefined);
-      assert.equal(await elsewhere.accounts.addKey(lastUsername, added, "t".repeat(32), 2), true);
+      assert.deepEqual(await elsewhere.accounts.addKey(lastUsername, added, "t".repeat(32), 2), { ok: true });
       const owner = await store.accounts.getKeyOwnerForSigning(added);
       assert.equal(owner?.apiSecret, "t".repeat(32));
     });
@@ -70,16 +71,16 @@ for (const dialect of DIALECTS) {
     test("raw SQL on this store's own connection is seen on the next read", async () => {
       const key = await accountWithKey();
       const before = (await store.accounts.getKeyOwnerForSigning(key))!;
-      await sql`update accounts set documents_version = documents_version + 5 where id = ${before.accountId}`.execute(store.db);
+      await sql`update accounts set documents_version = documents_version + 5 where id = ${before.accountId}`.execute(dbOf(store));
       assert.equal((await store.accounts.getKeyOwnerForSigning(key))!.documentsVersion, before.documentsVersion + 5);
-      await sql`update api_keys set revoked_at = 3 where api_key = ${key}`.execute(store.db);
+      await sql`update api_keys set revoked_at = 3 where api_key = ${key}`.execute(dbOf(store));
       assert.equal(await store.accounts.getKeyOwnerForSigning(key), undefined);
     });
 
     test("a change committed elsewhere while this store is inside a transaction is not hidden", async () => {
       const key = await accountWithKey();
       let read: Promise<unknown> | undefined;
-      await store.db.transaction().execute(async (trx) => {
+      await dbOf(store).transaction().execute(async (trx) => {
         // The transaction's first read fixes its snapshot (SQLite WAL): later commits by others are invisible to it.
         await trx.selectFrom("accounts").select("id").execute();
         assert.equal(await elsewhere.accounts.revokeKey(key, 2), true);
@@ -92,7 +93,7 @@ for (const dialect of DIALECTS) {
     test("a key revoked elsewhere while this connection iterates a query is refused", { skip: dialect.name === "postgres" && "streams need pg-cursor" }, async () => {
       const key = await accountWithKey();
       let read: Promise<{ apiSecret: string } | undefined> | undefined;
-      for await (const row of store.db.selectFrom("accounts").select("id").stream()) {
+      for await (const row of dbOf(store).selectFrom("accounts").select("id").stream()) {
         assert.ok(row.id);
         if (read) continue;
         // The open iteration reads from a snapshot taken before the revocation.
@@ -105,7 +106,7 @@ for (const dialect of DIALECTS) {
     test("a read asked while the connection iterates a query gets the current row", { skip: dialect.name === "postgres" && "streams need pg-cursor" }, async () => {
       const key = await accountWithKey();
       let read: Promise<{ apiSecret: string } | undefined> | undefined;
-      for await (const row of store.db.selectFrom("accounts").select("id").stream()) {
+      for await (const row of dbOf(store).selectFrom("accounts").select("id").stream()) {
         assert.ok(row.id);
         read ??= store.accounts.getKeyOwnerForSigning(key);
       }
@@ -115,7 +116,7 @@ for (const dialect of DIALECTS) {
     test("the documents version moved by another connection is seen on the next read", async () => {
       const key = await accountWithKey();
       const before = (await store.accounts.getKeyOwnerForSigning(key))!;
-      await sql`update accounts set documents_version = documents_version + 1 where id = ${before.accountId}`.execute(elsewhere.db);
+      await sql`update accounts set documents_version = documents_version + 1 where id = ${before.accountId}`.execute(dbOf(elsewhere));
       assert.equal((await store.accounts.getKeyOwnerForSigning(key))!.documentsVersion, before.documentsVersion + 1);
     });
   });

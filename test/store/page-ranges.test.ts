@@ -5,6 +5,8 @@ import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/do
 import { CONVERT_DOCUMENT, CONVERT_PAGES, planPageRanges } from "../../src/domain/job-kinds.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -15,7 +17,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("ranges", "r".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "ranges", "r".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -30,7 +32,7 @@ for (const dialect of DIALECTS) {
       );
       await store.documents.insertWithJob(doc, CONVERT_DOCUMENT);
       // The document's own job split it and ended.
-      await store.db.updateTable("jobs").set({ state: "done" }).where("documentId", "=", doc.documentId).execute();
+      await dbOf(store).updateTable("jobs").set({ state: "done" }).where("documentId", "=", doc.documentId).execute();
       const ok = await store.pageRanges.fanOut(
         { documentId: doc.documentId, accountId, pageCount: pages, pdfKey: blobKeys.original(blobId), textLayerIsOurs: false, ranges: planPageRanges(pages, rangePages) },
         now,
@@ -38,7 +40,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ok, true);
       const jobs = (await store.jobs.getForDocument(doc.documentId)).filter((j) => j.kind === CONVERT_PAGES);
       // Held as a worker holds them: completing a range needs its lease.
-      for (const j of jobs) await store.db.updateTable("jobs").set({ state: "running", leaseOwner: `w${j.id}`, leaseUntil: now + 60_000 }).where("id", "=", j.id).execute();
+      for (const j of jobs) await dbOf(store).updateTable("jobs").set({ state: "running", leaseOwner: `w${j.id}`, leaseUntil: now + 60_000 }).where("id", "=", j.id).execute();
       return { documentId: doc.documentId, jobs: jobs.map((j) => j.id) };
     }
 
@@ -68,7 +70,7 @@ for (const dialect of DIALECTS) {
       const doc = (await store.documents.getForConversion(documentId))!;
       await store.documents.deleteByNames(accountId, [doc.name]);
       assert.equal(await store.pageRanges.getFanout(documentId), undefined);
-      const left = await store.db.selectFrom("pageRanges").select("jobId").where("documentId", "=", documentId).execute();
+      const left = await dbOf(store).selectFrom("pageRanges").select("jobId").where("documentId", "=", documentId).execute();
       assert.deepEqual(left, []);
     });
   });

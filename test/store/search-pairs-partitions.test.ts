@@ -5,6 +5,8 @@ import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * PostgreSQL keeps the pairs of words in partitions of 256 documents each, made as documents
@@ -22,7 +24,7 @@ describe("search pairs' partitions on postgres", { skip: pgSkip }, () => {
 
   before(async () => {
     ({ store, drop } = await postgres.open());
-    for (let i = 0; i < 20; i++) accounts.push((await store.accounts.createWithKey(`pairs${i}`, String(i).padStart(32, "p"), "s".repeat(32), 1))!);
+    for (let i = 0; i < 20; i++) accounts.push((await seedAccount(store, `pairs${i}`, String(i).padStart(32, "p"), "s".repeat(32), 1)));
   });
   after(async () => drop());
 
@@ -34,7 +36,7 @@ describe("search pairs' partitions on postgres", { skip: pgSkip }, () => {
       accounts.map((a, i) => publishWithText(store, newStoreDoc(a, `pairs${i}`, { title: `Batch ${i}` }), [`The amber heron number${i} waded.`])),
     );
     const partitions = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-      join pg_class p on p.oid = i.inhparent where p.relname = 'search_pairs' order by 1`.execute(store.db);
+      join pg_class p on p.oid = i.inhparent where p.relname = 'search_pairs' order by 1`.execute(dbOf(store));
     assert.deepEqual(partitions.rows.map((r) => r.name), ["search_pairs_0", "search_pairs_1"]);
     const found = async (q: string) =>
       (await store.search.search({ query: parseSearchQuery(q), scope: { kind: "public" }, startIndex: 0, pageSize: 100, maxHits: 1 }));
@@ -43,7 +45,7 @@ describe("search pairs' partitions on postgres", { skip: pgSkip }, () => {
 
     await store.documents.deleteByNames(accounts[7]!, [docs[7]!.documentId]);
     assert.equal((await found('"amber heron"')).totalCount, 19);
-    const left = await sql<{ n: number }>`select count(*)::int as n from search_pairs where doc_key not in (select doc_key from search_documents)`.execute(store.db);
+    const left = await sql<{ n: number }>`select count(*)::int as n from search_pairs where doc_key not in (select doc_key from search_documents)`.execute(dbOf(store));
     assert.equal(left.rows[0]!.n, 0, "a deleted document's pairs go with it");
   });
 });

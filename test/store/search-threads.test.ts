@@ -10,6 +10,7 @@ import { SearchBusyError, SearchGate } from "../../src/store/search-gate.ts";
 import type { SearchRequest, SearchScope } from "../../src/store/search-index.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * Searches run bounded and, on SQLite, in threads with their own read-only connection
@@ -37,8 +38,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       ({ store, url, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      const bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      const bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1));
       const pages = Array.from({ length: 30 }, (_, i) => fillerPage(i + 1));
       pages[20] = "Only this page mentions the xylophone orchestra, tuned for the spring concert.";
       await publishWithText(store, newStoreDoc(alice, "alice", { title: "Annual report", tags: ["lighthouse"] }), pages);
@@ -114,7 +115,7 @@ describe("the bound on searches running and waiting", () => {
     const dir = await mkdtemp(join(tmpdir(), "quire-gate-"));
     const store = await openStore(join(dir, "quire.db"), { searchLimits: { concurrency: 1, queue: 0 } });
     try {
-      const id = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+      const id = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
       await publishWithText(store, newStoreDoc(id, "alice", { title: "Lighthouse" }), ["A lighthouse keeper."]);
       const req: SearchRequest = { query: parseSearchQuery("lighthouse"), scope: { kind: "public" }, startIndex: 0, pageSize: 10, maxHits: 3 };
       const [a, b] = await Promise.allSettled([store.search.search(req), store.search.search(req)]);
@@ -134,7 +135,7 @@ describe("the bound on searches running and waiting", () => {
     const store = await openStore(file, { searchLimits: { concurrency: 1, queue: 4 } });
     const suffixes = ["", "-wal", "-shm"];
     try {
-      const id = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+      const id = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
       await publishWithText(store, newStoreDoc(id, "alice", { title: "Lighthouse" }), ["A lighthouse keeper."]);
       const req: SearchRequest = { query: parseSearchQuery("lighthouse"), scope: { kind: "public" }, startIndex: 0, pageSize: 10, maxHits: 3 };
       // The file gone from its path before the first search: the thread's read-only open fails.

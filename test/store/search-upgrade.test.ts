@@ -7,6 +7,8 @@ import { parseSearchQuery } from "../../src/domain/search-query.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * Migration 0012 rebuilds an index made before it (matching by positions, phrases checked page by
@@ -61,7 +63,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       ({ store, url, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("olduser", "o".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "olduser", "o".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop());
 
@@ -70,8 +72,8 @@ for (const dialect of DIALECTS) {
       pages[9] = "The quartz vein ran under the old mill, said the surveyor.";
       const survey = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mineral survey", tags: ["field notes"] }), pages);
       const other = await publishWithText(store, newStoreDoc(accountId, "olduser", { title: "Mill accounts" }), ["The old mill paid its workers in quartz."]);
-      for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
-      await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(store.db);
+      for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(dbOf(store));
+      await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(dbOf(store));
       await store.close();
 
       const upgraded = await openStore(url);
@@ -111,13 +113,13 @@ for (const dialect of DIALECTS) {
     test("a rebuild that fails partway leaves the index as it was, and runs whole at the next start", async () => {
       const { store, url, drop } = await dialect.open();
       try {
-        const accountId = (await store.accounts.createWithKey("cutuser", "c".repeat(32), "s".repeat(32), 1))!;
+        const accountId = (await seedAccount(store, "cutuser", "c".repeat(32), "s".repeat(32), 1));
         await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "First survey" }), ["The garnet seam ran east."]);
         const second = await publishWithText(store, newStoreDoc(accountId, "cutuser", { title: "Second survey" }), ["The garnet seam ran west."]);
-        for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(store.db);
-        await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(store.db);
+        for (const statement of BEFORE_0012[dialect.name]) await sql.raw(statement).execute(dbOf(store));
+        await sql`delete from kysely_migration where name = '0012_search_pairs'`.execute(dbOf(store));
         // The second document's row makes the rebuild fail after the first is rebuilt.
-        await sql`update documents set tags = 'not a list' where document_id = ${second.documentId}`.execute(store.db);
+        await sql`update documents set tags = 'not a list' where document_id = ${second.documentId}`.execute(dbOf(store));
         await store.close();
 
         await assert.rejects(openStore(url));

@@ -6,6 +6,8 @@ import { windowRows, type SearchScope } from "../../src/store/search-index.ts";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /** The full-text index on SQLite FTS5 and PostgreSQL text search alike (decisions §11). */
 
@@ -38,8 +40,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1));
       const pages = Array.from({ length: 40 }, (_, i) => fillerPage(i + 1));
       pages[36] = "Only this page mentions the xylophone orchestra, tuned for the spring concert.";
       ids.long = (await publishWithText(store, newStoreDoc(alice, "alice", { title: "Annual report" }), pages)).documentId;
@@ -232,7 +234,7 @@ for (const dialect of DIALECTS) {
 
     test("many matches: those ranked by their title first, then the rest in documentId order, in any window", async () => {
       // Enough matches that a window is a small part of them.
-      const carol = (await store.accounts.createWithKey("carol", "c".repeat(32), "s".repeat(32), 1))!;
+      const carol = (await seedAccount(store, "carol", "c".repeat(32), "s".repeat(32), 1));
       for (let i = 0; i < 320; i++) {
         const title = i % 100 === 7 ? `Zebrafish log ${i}` : `Fish log ${i}`;
         await publishWithText(store, newStoreDoc(carol, "carol", { title }), [`A page about the zebrafish, number ${i}.`]);
@@ -259,7 +261,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("a document deleted between the window and the read of its row is left out, not an error", async () => {
-      const rows = await windowRows(store.db, [
+      const rows = await windowRows(dbOf(store), [
         { k: 1, documentId: ids.body!, score: 0 },
         { k: 2, documentId: "260101000000-00000000000000000000000000000000", score: 0 },
       ]);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, describe, test } from "node:test";
-import { accountsCommand, addKey, createAccount } from "../../src/cli/accounts-command.ts";
+import { addKey, createAccount } from "../../src/accounts/account-admin.ts";
+import { accountsCommand } from "../../src/cli/accounts-command.ts";
 import { loadConfig } from "../../src/config.ts";
 import { newApiToken } from "../../src/domain/accounts.ts";
 import { parseSecretKeys, SecretBox } from "../../src/domain/secret-box.ts";
@@ -10,6 +11,7 @@ import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { call } from "../helpers/api-client.ts";
 import { startTestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** Issue 7, secrets at rest: with QUIRE_SECRET_KEY set, apiSecret is stored encrypted and still signs requests. */
 
@@ -17,7 +19,7 @@ const KEY_A = randomBytes(32).toString("hex");
 const KEY_B = randomBytes(32).toString("base64");
 
 async function storedSecret(store: Store, apiKey: string): Promise<string> {
-  const row = await store.db.selectFrom("apiKeys").select("apiSecret").where("apiKey", "=", apiKey).executeTakeFirstOrThrow();
+  const row = await dbOf(store).selectFrom("apiKeys").select("apiSecret").where("apiKey", "=", apiKey).executeTakeFirstOrThrow();
   return row.apiSecret;
 }
 
@@ -93,7 +95,7 @@ describe("apiSecret at rest", () => {
       // A damaged row sealed with the current key is unreadable, not "already current".
       const damaged = await openStore(opened.url, { secretKeys: parseSecretKeys(KEY_B) });
       const stored = await storedSecret(damaged, sealedB.apiKey);
-      await damaged.db.updateTable("apiKeys").set({ apiSecret: `${stored.slice(0, -4)}AAAA` }).where("apiKey", "=", sealedB.apiKey).execute();
+      await dbOf(damaged).updateTable("apiKeys").set({ apiSecret: `${stored.slice(0, -4)}AAAA` }).where("apiKey", "=", sealedB.apiKey).execute();
       assert.deepEqual(await damaged.accounts.resealSecrets(), { resealed: 0, current: 2, unreadable: 1, unreadableRevoked: 0, changedMeanwhile: 0 });
       await damaged.close();
       await assert.rejects(opened.store.accounts.resealSecrets(), /QUIRE_SECRET_KEY is not set/);

@@ -5,6 +5,8 @@ import { MAX_READERS_PER_ADDRESS_DAY, type BeaconReport } from "../../src/domain
 import type { Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -27,7 +29,7 @@ async function insertDoc(store: Store, accountId: number, username: string, page
     now,
   );
   await store.documents.insertWithJob(doc, "convert-document");
-  await store.db.updateTable("documents").set({ state: "A", pageCount }).where("documentId", "=", doc.documentId).execute();
+  await dbOf(store).updateTable("documents").set({ state: "A", pageCount }).where("documentId", "=", doc.documentId).execute();
   return doc.documentId;
 }
 
@@ -45,8 +47,8 @@ for (const dialect of DIALECTS) {
     let bob: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "t".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "t".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -63,7 +65,7 @@ for (const dialect of DIALECTS) {
       assert.equal(r.totals.views, 1);
       assert.equal(r.totals.reads, 0);
       assert.deepEqual(r.depth.map((d) => d.readers), [1, 0, 0, 0, 0]);
-      const readers = await store.db.selectFrom("statReaders").select("readerKey").where("documentId", "=", doc).execute();
+      const readers = await dbOf(store).selectFrom("statReaders").select("readerKey").where("documentId", "=", doc).execute();
       assert.ok(!readers.some((x) => x.readerKey === "stranger"), "a beacon makes no reader row");
     });
 
@@ -107,7 +109,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(r.depth.map((d) => d.readers), [1, 1, 1]);
       assert.ok(r.totals.averageTimeSpent <= 25, `time bounded by the time since the view, got ${r.totals.averageTimeSpent}`);
       assert.ok(r.totals.shares <= 3 && r.totals.clicks <= 20);
-      const pages = await store.db.selectFrom("statPages").select("page").where("documentId", "=", doc).execute();
+      const pages = await dbOf(store).selectFrom("statPages").select("page").where("documentId", "=", doc).execute();
       assert.ok(pages.every((p) => p.page >= 1 && p.page <= 3));
     });
 
@@ -173,13 +175,13 @@ for (const dialect of DIALECTS) {
       const accountWith = await store.statistics.report({ accountId: alice, range: RANGE });
       assert.equal(accountWith.totals.views, accountBefore.views + 1);
       assert.ok(accountWith.referrers.some((r) => r.host === "gone.example"));
-      const name = (await store.db.selectFrom("documents").select("name").where("documentId", "=", doc).executeTakeFirstOrThrow()).name;
+      const name = (await dbOf(store).selectFrom("documents").select("name").where("documentId", "=", doc).executeTakeFirstOrThrow()).name;
       await store.documents.deleteByNames(alice, [name]);
       const accountAfter = await store.statistics.report({ accountId: alice, range: RANGE });
       assert.deepEqual(accountAfter.totals, accountBefore, "the account's figures lose the document's");
       assert.ok(!accountAfter.referrers.some((r) => r.host === "gone.example"));
       for (const table of ["statDays", "statPages", "statReferrers", "statReaders", "statMonths"] as const) {
-        const rows = await store.db.selectFrom(table).select("documentId").where("documentId", "=", doc).execute();
+        const rows = await dbOf(store).selectFrom(table).select("documentId").where("documentId", "=", doc).execute();
         assert.equal(rows.length, 0, table);
       }
       assert.equal(await store.statistics.record([view(doc, "d2"), { kind: "impressions", documentId: doc, at: T0, count: 1 }]), 0);
@@ -190,7 +192,7 @@ for (const dialect of DIALECTS) {
       await store.statistics.record([view(doc, "y1")]);
       const tomorrow = T0 + 86_400_000;
       assert.ok((await store.statistics.deleteReadersBefore(tomorrow)) > 0);
-      const left = await store.db.selectFrom("statReaders").select("day").where("day", "<", "2026-11-28").execute();
+      const left = await dbOf(store).selectFrom("statReaders").select("day").where("day", "<", "2026-11-28").execute();
       assert.equal(left.length, 0);
       // Yesterday's figures stay; they hold no reader.
       const r = await report(doc);

@@ -4,6 +4,8 @@ import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } fro
 import type { Store } from "../../src/store/open-store.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -41,14 +43,14 @@ for (const dialect of DIALECTS) {
     });
 
     test("accounts: create, duplicate username, several keys, revoke", async () => {
-      const id = await store.accounts.createWithKey("alice", "k".repeat(32), "s".repeat(32), 1000);
-      assert.ok(typeof id === "number");
-      assert.equal(await store.accounts.createWithKey("alice", "x".repeat(32), "y".repeat(32), 1000), undefined);
+      const created = await store.accounts.createWithKey("alice", "k".repeat(32), "s".repeat(32), 1000);
+      assert.ok(created.ok && typeof created.id === "number");
+      assert.deepEqual(await store.accounts.createWithKey("alice", "x".repeat(32), "y".repeat(32), 1000), { ok: false, reason: "name-taken" });
       assert.equal(await store.accounts.getKeyOwnerForSigning("x".repeat(32)), undefined, "a refused account leaves no key");
-      assert.equal(await store.accounts.addKey("alice", "k2".padEnd(32, "0"), "s2".padEnd(32, "0"), 2000), true);
-      assert.equal(await store.accounts.addKey("nobody", "k3".padEnd(32, "0"), "s3".padEnd(32, "0"), 2000), false);
+      assert.deepEqual(await store.accounts.addKey("alice", "k2".padEnd(32, "0"), "s2".padEnd(32, "0"), 2000), { ok: true });
+      assert.deepEqual(await store.accounts.addKey("nobody", "k3".padEnd(32, "0"), "s3".padEnd(32, "0"), 2000), { ok: false, reason: "not-found" });
       const owner = await store.accounts.getKeyOwnerForSigning("k".repeat(32));
-      assert.deepEqual(owner, { accountId: id, username: "alice", apiSecret: "s".repeat(32), documentsVersion: 0 });
+      assert.deepEqual(owner, { accountId: created.ok ? created.id : -1, username: "alice", apiSecret: "s".repeat(32), documentsVersion: 0 });
       const listed = (await store.accounts.list()).find((a) => a.username === "alice");
       assert.deepEqual(listed?.activeKeys, ["k".repeat(32), "k2".padEnd(32, "0")]);
       assert.equal(await store.accounts.revokeKey("k".repeat(32), 3000), true);
@@ -59,11 +61,11 @@ for (const dialect of DIALECTS) {
     });
 
     test("documents: record and job written together; every field round-trips", async () => {
-      const id = (await store.accounts.createWithKey("bob", "b".repeat(32), "t".repeat(32), 1000))!;
+      const id = (await seedAccount(store, "bob", "b".repeat(32), "t".repeat(32), 1000));
       const doc = newDoc(id, "bob", { title: "Größe 日本", tags: ["x", "y z"], access: "private", publishDate: 1250685296000 });
       await store.documents.insertWithJob(doc, "convert-document");
       assert.deepEqual(await store.documents.getById(id, doc.documentId), doc);
-      const jobs = await store.db.selectFrom("jobs").selectAll().where("documentId", "=", doc.documentId).execute();
+      const jobs = await dbOf(store).selectFrom("jobs").selectAll().where("documentId", "=", doc.documentId).execute();
       assert.equal(jobs.length, 1);
       assert.equal(jobs[0]!.state, "queued");
       assert.equal(jobs[0]!.kind, "convert-document");
@@ -71,19 +73,19 @@ for (const dialect of DIALECTS) {
     });
 
     test("documents: a failing insert leaves neither record nor job", async () => {
-      const id = (await store.accounts.createWithKey("carol", "c".repeat(32), "u".repeat(32), 1000))!;
+      const id = (await seedAccount(store, "carol", "c".repeat(32), "u".repeat(32), 1000));
       const first = newDoc(id, "carol", { name: "same-name" });
       await store.documents.insertWithJob(first, "convert-document");
       const second = newDoc(id, "carol", { name: "same-name" });
       assert.deepEqual(await store.documents.insertWithJob(second, "convert-document"), { ok: false, reason: "name-taken" });
       assert.equal(await store.documents.getById(id, second.documentId), undefined);
-      const jobs = await store.db.selectFrom("jobs").select("id").where("documentId", "=", second.documentId).execute();
+      const jobs = await dbOf(store).selectFrom("jobs").select("id").where("documentId", "=", second.documentId).execute();
       assert.equal(jobs.length, 0);
     });
 
     test("documents: names are unique per account, not across accounts; reads are per account", async () => {
-      const a = (await store.accounts.createWithKey("dave", "d".repeat(32), "v".repeat(32), 1000))!;
-      const b = (await store.accounts.createWithKey("erin", "e".repeat(32), "w".repeat(32), 1000))!;
+      const a = (await seedAccount(store, "dave", "d".repeat(32), "v".repeat(32), 1000));
+      const b = (await seedAccount(store, "erin", "e".repeat(32), "w".repeat(32), 1000));
       const docA = newDoc(a, "dave", { name: "shared" });
       await store.documents.insertWithJob(docA, "convert-document");
       await store.documents.insertWithJob(newDoc(b, "erin", { name: "shared" }), "convert-document");
@@ -93,10 +95,10 @@ for (const dialect of DIALECTS) {
     });
 
     test("folders: ownership is per account", async () => {
-      const a = (await store.accounts.createWithKey("fred", "f".repeat(32), "x".repeat(32), 1000))!;
-      const b = (await store.accounts.createWithKey("gina", "g".repeat(32), "y".repeat(32), 1000))!;
+      const a = (await seedAccount(store, "fred", "f".repeat(32), "x".repeat(32), 1000));
+      const b = (await seedAccount(store, "gina", "g".repeat(32), "y".repeat(32), 1000));
       const folderId = "0b6a7f3e-7a51-4d1c-9d2e-0f0f0f0f0f0f";
-      await store.db.insertInto("folders").values({ folderId, accountId: a, name: "f", description: "", createdAt: 1, updatedAt: 1 }).execute();
+      await dbOf(store).insertInto("folders").values({ folderId, accountId: a, name: "f", description: "", createdAt: 1, updatedAt: 1 }).execute();
       assert.equal(await store.folders.ownsAll(a, [folderId]), true);
       assert.equal(await store.folders.ownsAll(b, [folderId]), false);
       assert.equal(await store.folders.ownsAll(a, [folderId, "00000000-0000-0000-0000-000000000000"]), false);

@@ -6,6 +6,8 @@ import { CONVERT_DOCUMENT, WEBHOOK_DELIVERY } from "../../src/domain/job-kinds.t
 import { sweepWebhookDeliveries } from "../../src/jobs/webhook-delivery.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * decisions §12 in the store, on both databases: a state change writes its delivery and the
@@ -24,7 +26,7 @@ for (const dialect of DIALECTS) {
     let accountId: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      accountId = (await store.accounts.createWithKey("hooked", "h".repeat(32), "s".repeat(32), 1))!;
+      accountId = (await seedAccount(store, "hooked", "h".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 
@@ -40,7 +42,7 @@ for (const dialect of DIALECTS) {
       return doc.documentId;
     }
     const deliveryJobs = (documentId: string) =>
-      store.db.selectFrom("jobs").select(["state", "runAt"]).where("kind", "=", WEBHOOK_DELIVERY).where("documentId", "=", documentId).execute();
+      dbOf(store).selectFrom("jobs").select(["state", "runAt"]).where("kind", "=", WEBHOOK_DELIVERY).where("documentId", "=", documentId).execute();
 
     test("no webhook: a state change writes nothing more", async () => {
       const id = await newDocument();
@@ -68,7 +70,7 @@ for (const dialect of DIALECTS) {
       assert.ok(await store.webhookDeliveries.lease(head.id, "a", 1000, 5000));
       assert.equal(await store.webhookDeliveries.lease(head.id, "b", 2000, 5000), false, "one attempt at a time");
       assert.equal(await store.webhookDeliveries.finishAttempt(head, "b", 2000, { status: "delivered" }), false, "only the lease holder records");
-      await store.db.deleteFrom("jobs").where("documentId", "=", id).execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", id).execute();
       assert.ok(await store.webhookDeliveries.finishAttempt(head, "a", 3000, { status: "pending", error: "HTTP 500", nextAttemptAt: 9000 }));
       assert.deepEqual(await deliveryJobs(id), [{ state: "queued", runAt: 9000 }]);
       const again = (await store.webhookDeliveries.headOf(id))!;
@@ -78,7 +80,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await store.webhookDeliveries.headOf(id))?.event, "document.deleted");
 
       // A document whose delivery lost its job gets one back from the sweeper, at the delivery's time.
-      await store.db.deleteFrom("jobs").where("documentId", "=", id).execute();
+      await dbOf(store).deleteFrom("jobs").where("documentId", "=", id).execute();
       assert.deepEqual((await store.webhookDeliveries.findStranded(10)).map((s) => s.documentId), [id]);
       await sweepWebhookDeliveries({ store, log, historyMs: 30 * 86_400_000, now: () => 50_000 });
       assert.deepEqual(await deliveryJobs(id), [{ state: "queued", runAt: 50_000 }]);

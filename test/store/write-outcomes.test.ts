@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions, type DocumentRecord } from "../../src/domain/document.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
  * A write that collides on a unique name is answered as an outcome, the same on SQLite and
@@ -38,8 +39,8 @@ for (const dialect of DIALECTS) {
     let bob: number;
     before(async () => {
       ({ store, drop } = await dialect.open());
-      alice = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
-      bob = (await store.accounts.createWithKey("bob", "b".repeat(32), "s".repeat(32), 1))!;
+      alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
+      bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1));
     });
     after(async () => drop?.());
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
@@ -14,6 +14,7 @@ import { FIXTURES } from "../helpers/paths.ts";
 import { soak } from "../helpers/soak.ts";
 import { spawnQuire, type QuireProcess } from "../helpers/quire-process.ts";
 import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Two API processes and two worker processes on one PostgreSQL database and one S3 server, as a
@@ -115,7 +116,7 @@ test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly on
   const uploads = Promise.all(Array.from({ length: 8 }, uploader));
 
   const countActive = async () =>
-    Number((await store.db.selectFrom("documents").select((eb) => eb.fn.countAll<number>().as("n")).where("state", "!=", "P").executeTakeFirstOrThrow()).n);
+    Number((await dbOf(store).selectFrom("documents").select((eb) => eb.fn.countAll<number>().as("n")).where("state", "!=", "P").executeTakeFirstOrThrow()).n);
   // Midway: the first worker dies without a chance to hand anything back.
   while ((await countActive()) < UPLOADS / 3) await sleep(100);
   const killedOwnerJobs = workers[0]!.logLines().filter((l) => l.msg === "job finished").length;
@@ -128,13 +129,13 @@ test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly on
   const seconds = (Date.now() - started) / 1000;
   // A worker publishes a document, then marks its job done and logs it: a moment apart.
   const unfinished = async () =>
-    (await store.db.selectFrom("jobs").select("id").where("state", "!=", "done").execute()).length;
+    (await dbOf(store).selectFrom("jobs").select("id").where("state", "!=", "done").execute()).length;
   while ((await unfinished()) > 0 && Date.now() < deadline + 30_000) await sleep(200);
   await sleep(500); // the "job finished" line follows the state change
 
   // What the store says: every document and its one job.
-  const docs = await store.db.selectFrom("documents").select(["documentId", "state", "errorMessage"]).execute();
-  const jobs = await store.db.selectFrom("jobs").select(["documentId", "state", "attempts"]).execute();
+  const docs = await dbOf(store).selectFrom("documents").select(["documentId", "state", "errorMessage"]).execute();
+  const jobs = await dbOf(store).selectFrom("jobs").select(["documentId", "state", "attempts"]).execute();
   // What the workers say they ran to completion.
   const completions = new Map<string, number>();
   for (const w of workers) {
@@ -143,7 +144,7 @@ test("2 APIs + 2 workers on PostgreSQL and S3: every upload completes exactly on
     }
   }
   // Each job carries the id of the API request that made it into the worker's log lines.
-  const requestIds = new Map((await store.db.selectFrom("jobs").select(["documentId", "requestId"]).execute()).map((j) => [j.documentId, j.requestId]));
+  const requestIds = new Map((await dbOf(store).selectFrom("jobs").select(["documentId", "requestId"]).execute()).map((j) => [j.documentId, j.requestId]));
   const finishedLines = workers.flatMap((w) => w.logLines().filter((l) => l.msg === "job finished"));
   assert.ok(finishedLines.length > 0 && finishedLines.every((l) => typeof l.reqId === "string" && l.reqId === requestIds.get(String(l.documentId))));
   const apiRequestIds = new Set(apis.flatMap((a) => a.logLines().map((l) => l.reqId)));

@@ -24,7 +24,7 @@ import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
  * (bucket made as `minio-init` makes it), and the `api` and `worker` services started with their
  * own command and environment, as the image's ENTRYPOINT (`node bin/quire.js`) starts them. No
  * Docker engine is involved: pulling images, HEALTHCHECK scheduling, volumes and cap_add are not
- * tested here (scripts/check-dockerfile.ts builds and runs the image itself).
+ * tested here (scripts/check-image.ts builds the image with buildah and runs it).
  */
 
 interface Healthcheck {

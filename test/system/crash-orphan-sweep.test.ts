@@ -7,12 +7,13 @@ import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
 import { sweepOrphanBlobs } from "../../src/jobs/orphan-sweep.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { listFiles } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * The orphan clean-up pass (issue 7): blob folders no document references go once older than the
@@ -28,7 +29,7 @@ const HOUR = 3_600_000;
 const log = pino({ level: "silent" });
 
 async function recordFor(store: Store, blobId: string): Promise<void> {
-  const owner = (await store.db.selectFrom("accounts").select(["id", "username"]).executeTakeFirstOrThrow());
+  const owner = (await dbOf(store).selectFrom("accounts").select(["id", "username"]).executeTakeFirstOrThrow());
   const now = Date.now();
   const doc = buildNewDocument(
     newDocumentIds(now),

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
-import type { NewCredentials } from "../../src/cli/accounts-command.ts";
+import type { NewCredentials } from "../../src/accounts/account-admin.ts";
 import { sweepOrphanBlobs } from "../../src/jobs/orphan-sweep.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { rm } from "node:fs/promises";
@@ -15,6 +15,7 @@ import { seededRandom } from "../helpers/seeded-random.ts";
 import { soak } from "../helpers/soak.ts";
 import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
 import { listFiles } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Issue 7, crashes: an API server process (`quire serve --no-worker`) is
@@ -106,7 +107,7 @@ describe("SIGKILL of the server during uploads", { timeout: 170_000 }, () => {
     const accepted = outcomes.filter((o) => o.documentId !== undefined);
     const store = await openStore(join(dataDir, "quire.db"));
     try {
-      const rows = await store.db.selectFrom("documents").select(["documentId", "title", "blobId"]).execute();
+      const rows = await dbOf(store).selectFrom("documents").select(["documentId", "title", "blobId"]).execute();
       const blobs = new LocalBlobStore(join(dataDir, "blobs"));
       for (const a of accepted) {
         const matching = rows.filter((r) => r.title === a.title);

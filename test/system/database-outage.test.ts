@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
-import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
+import { createAccount, type NewCredentials } from "../../src/accounts/account-admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { signParams } from "../helpers/independent-sign.ts";
 import { fields, fileField, multipartBody, newBoundary, signedUpload } from "../helpers/multipart.ts";

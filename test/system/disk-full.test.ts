@@ -17,6 +17,7 @@ import { FIXTURES } from "../helpers/paths.ts";
 import { settled, until } from "../helpers/poll.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker, TEST_TIMINGS, type TestWorker } from "../helpers/test-worker.ts";
+import { DEFAULT_SANDBOX, sandboxSettings } from "../../src/convert/sandbox.ts";
 
 /**
  * Issue 23 item 0d: a full data disk is the machine's fault, never the document's. The blob and
@@ -86,7 +87,7 @@ test("a full data disk for a while, then space freed: no good document fails, up
   // The worker claims them now, against a full disk.
   loop = startWorker({
     jobs: server.services.store.jobs,
-    registry: jobRegistry({ config: server.config, services: server.services, log: pino({ level: "silent" }), timings: TEST_TIMINGS, office: office!.office }),
+    registry: jobRegistry({ config: server.config, services: server.services, log: pino({ level: "silent" }), timings: TEST_TIMINGS, sandbox: sandboxSettings(server.config), office: office!.office }),
     log: pino({ level: "silent" }),
     concurrency: 2,
     maxRunningPerAccount: 2,
@@ -155,7 +156,7 @@ test("pdftoppm writing to a full disk fails as disk-full, never as a damaged PDF
   try {
     const err = await renderPages(join(FIXTURES, "pdf-tcpdf-14pages.pdf"), out, {
       widths: { thumb: 200, read: 1200 },
-      limits: { maxPages: 100, maxPagePixels: 50_000_000, timeoutMs: 30_000 },
+      limits: { maxPages: 100, maxPagePixels: 50_000_000, timeoutMs: 30_000, sandbox: DEFAULT_SANDBOX },
       onPage: () => undefined,
     }).then(
       () => undefined,

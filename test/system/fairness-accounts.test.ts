@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { jobsOf, queueHostileLoad, startFairnessRig, untilSettled, uploadVictimPdf, type FairnessRig } from "../helpers/fairness-load.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Issue 11 item 3: one account cannot delay another's documents. The hostile account queues 20
@@ -41,7 +42,7 @@ describe("fair claims across accounts", { timeout: 240_000 }, () => {
       const hostile = await jobsOf(rig, rig.hostile.accountId);
       maxHostileRunning = Math.max(maxHostileRunning, hostile.running);
       if (victim !== undefined && leftAtClaim === undefined) {
-        const job = await rig.server.services.store.db.selectFrom("jobs").select("state").where("documentId", "=", victim).executeTakeFirst();
+        const job = await dbOf(rig.server.services.store).selectFrom("jobs").select("state").where("documentId", "=", victim).executeTakeFirst();
         if (job?.state !== "queued") leftAtClaim = hostile;
       }
     };

@@ -4,10 +4,10 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { envelopeProblem, type AnswerSeen } from "../helpers/api-envelope-check.ts";
+import { envelopeProblem, type AnswerSeen } from "../helpers/api-answers.ts";
 import { independentSignature } from "../helpers/independent-sign.ts";
 import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
-import type { NewCredentials } from "../../src/cli/accounts-command.ts";
+import type { NewCredentials } from "../../src/accounts/account-admin.ts";
 
 /**
  * Issue 7, request fuzzing: generated requests (random actions, parameter sets, encodings,

@@ -4,7 +4,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { envelopeProblem } from "../helpers/api-envelope-check.ts";
+import { envelopeProblem } from "../helpers/api-answers.ts";
 import { independentSignature } from "../helpers/independent-sign.ts";
 import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";

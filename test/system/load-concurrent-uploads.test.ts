@@ -3,11 +3,12 @@ import { Agent, request } from "node:http";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { NewCredentials } from "../../src/cli/accounts-command.ts";
+import type { NewCredentials } from "../../src/accounts/account-admin.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { formEncode, sign } from "../helpers/api-client.ts";
 import { closing, fields, newBoundary, partHead, signedUpload } from "../helpers/multipart.ts";
 import { prepareDataDir, startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Issue 7, load: 1,000 concurrent url_upload requests and 50 concurrent 10 MB file uploads
@@ -67,7 +68,7 @@ describe("load against a running server", { timeout: 170_000 }, () => {
   async function recorded(ids: string[]): Promise<number> {
     const store = await openStore(join(dataDir, "quire.db"));
     try {
-      const rows = await store.db.selectFrom("documents").select("documentId").where("documentId", "in", ids).execute();
+      const rows = await dbOf(store).selectFrom("documents").select("documentId").where("documentId", "in", ids).execute();
       return new Set(rows.map((r) => r.documentId)).size;
     } finally {
       await store.close();
@@ -114,7 +115,7 @@ describe("load against a running server", { timeout: 170_000 }, () => {
     assert.equal(await recorded(ids), FILE_UPLOADS, "every accepted upload is recorded");
     const store = await openStore(join(dataDir, "quire.db"));
     try {
-      const sizes = await store.db.selectFrom("documents").select("originalSize").where("documentId", "in", ids).execute();
+      const sizes = await dbOf(store).selectFrom("documents").select("originalSize").where("documentId", "in", ids).execute();
       assert.ok(sizes.every((s) => s.originalSize === FILE_BYTES), "each original is stored whole");
     } finally {
       await store.close();

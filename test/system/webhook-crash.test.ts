@@ -7,6 +7,7 @@ import { exited } from "../helpers/server-process.ts";
 import { startPdfWorker } from "../helpers/pdf-worker.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { signatureValid, startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * decisions §12, at least once: a worker killed (SIGKILL) while its delivery is on the wire loses
@@ -57,13 +58,13 @@ describe("SIGKILL of a worker in the middle of a webhook delivery", { timeout: 1
     first.child.kill("SIGKILL");
     await exited(first.child);
 
-    const pending = await store.db.selectFrom("webhookDeliveries").select(["event", "status"]).where("documentId", "=", doc.documentId).orderBy("id").execute();
+    const pending = await dbOf(store).selectFrom("webhookDeliveries").select(["event", "status"]).where("documentId", "=", doc.documentId).orderBy("id").execute();
     assert.deepEqual(pending, [{ event: "document.active", status: "pending" }, { event: "document.deleted", status: "pending" }], "nothing recorded, nothing lost");
 
     const second = startWorkerChild(server);
     children.push(second);
     for (let i = 0; ; i++) {
-      const rows = await store.db.selectFrom("webhookDeliveries").select("status").where("documentId", "=", doc.documentId).execute();
+      const rows = await dbOf(store).selectFrom("webhookDeliveries").select("status").where("documentId", "=", doc.documentId).execute();
       if (rows.every((r) => r.status === "delivered")) break;
       assert.ok(i < 1200, `both deliveries acknowledged: ${JSON.stringify(rows)}`);
       await sleep(50);

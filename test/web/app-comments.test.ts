@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { seedDoc } from "../helpers/api-seed.ts";
 import { givePassword, signInHttp, TEST_APP_ENV, type AppSession } from "../helpers/app-client.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * The app's moderation page over HTTP (decisions §16): deleting several at once, the
@@ -22,7 +23,7 @@ describe("moderation in the app", () => {
       body: new URLSearchParams({ author: "Reader", text }).toString(),
     });
   const states = async () =>
-    (await server.services.store.db.selectFrom("documentComments").select(["body", "state"]).orderBy("body").execute()).map((r) => `${r.body}:${r.state}`);
+    (await dbOf(server.services.store).selectFrom("documentComments").select(["body", "state"]).orderBy("body").execute()).map((r) => `${r.body}:${r.state}`);
 
   before(async () => {
     server = await startTestServer({ ...TEST_APP_ENV, QUIRE_COMMENTS_PER_ADDRESS: "100" });
@@ -39,7 +40,7 @@ describe("moderation in the app", () => {
 
   test("another account sees none of them and changes none; the owner deletes several at once", async () => {
     for (const t of ["one", "two", "three"]) assert.equal((await comment("moderated", t)).status, 200);
-    const ids = (await server.services.store.db.selectFrom("documentComments").select("commentId").execute()).map((r) => r.commentId);
+    const ids = (await dbOf(server.services.store).selectFrom("documentComments").select("commentId").execute()).map((r) => r.commentId);
     const page = await (await other.get("/app/comments")).text();
     assert.match(page, /Waiting for approval: 0 comments/);
     for (const action of ["approve", "hide", "delete"]) {

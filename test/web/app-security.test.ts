@@ -3,7 +3,7 @@ import Tokens from "@fastify/csrf";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
-import { createAccount, type NewCredentials } from "../../src/cli/accounts-command.ts";
+import { createAccount, type NewCredentials } from "../../src/accounts/account-admin.ts";
 import { APP_CHANGE_ROUTES } from "../../src/web/app/app-plugin.ts";
 import { AppClient, givePassword, TEST_APP_ENV, TEST_PASSWORD } from "../helpers/app-client.ts";
 import { FIXTURES } from "../helpers/paths.ts";

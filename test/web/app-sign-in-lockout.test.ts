@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { AppClient, appAccount, givePassword, TEST_APP_ENV, TEST_PASSWORD } from "../helpers/app-client.ts";
 import { sample } from "../helpers/metrics-text.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 const WRONG = "wrong password!";
 const HERE = /Too many sign-in attempts for this username from your network/;
@@ -95,7 +96,7 @@ describe("sign-in lockout cannot be turned against the account's owner", { timeo
   });
 
   test("a client that keeps no cookies cannot fill the session table with pre-sessions", async () => {
-    const rows = async () => Number((await server.services.store.db.selectFrom("appSessions").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+    const rows = async () => Number((await dbOf(server.services.store).selectFrom("appSessions").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
     const before = await rows();
     // 6 attempts per address → 12 new pre-sessions per address in 15 minutes.
     for (let i = 0; i < 12; i++) {

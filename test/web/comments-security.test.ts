@@ -5,6 +5,7 @@ import { sql } from "kysely";
 import { seedDoc } from "../helpers/api-seed.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Hostile readers (decisions §16): 10,000 comments and ratings from one address bounded by the
@@ -24,7 +25,7 @@ async function post(server: TestServer, path: string, fields: Record<string, str
 }
 
 const countRows = async (server: TestServer, table: "documentComments" | "documentRatings") =>
-  Number((await server.services.store.db.selectFrom(table).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+  Number((await dbOf(server.services.store).selectFrom(table).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
 
 /** Runs `n` tasks with at most `width` at a time; answers their results in order. */
 async function pool<T>(n: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
@@ -75,7 +76,7 @@ describe("hostile readers", () => {
       assert.equal(bot.body, person.body, "the same page, byte for byte");
       const botJson = await post(fresh, "/tester/docs/potted/comments", { author: "Bot", text: "Buy now", website: "x" }, { accept: "application/json" });
       assert.deepEqual(JSON.parse(botJson.body), { message: "Thank you. Your comment will appear once the publisher has approved it." });
-      const rows = await fresh.services.store.db.selectFrom("documentComments").select("author").execute();
+      const rows = await dbOf(fresh.services.store).selectFrom("documentComments").select("author").execute();
       assert.deepEqual(rows.map((r) => r.author), ["Ann"]);
     } finally {
       await fresh.close();
@@ -159,7 +160,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       try {
         await seedDoc(server, { accountId: 1, username: "tester" }, { name: "fragile", state: "A" });
         await server.services.store.webhooks.set(1, { url: "https://hooks.example.com/", events: ["comment.created"] }, "k".repeat(32), Date.now());
-        const db = server.services.store.db;
+        const db = dbOf(server.services.store);
         // The comment's insert succeeds, then the delivery's fails: the transaction holds both or neither.
         await sql`alter table webhook_deliveries rename to webhook_deliveries_away`.execute(db);
         const failed = await post(server, "/tester/docs/fragile/comments", { author: "a", text: "while broken" }, { accept: "application/json" });

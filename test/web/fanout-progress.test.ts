@@ -10,6 +10,7 @@ import { planPageRanges } from "../../src/domain/job-kinds.ts";
 import { launchChromium, newContext, watchedPage } from "../helpers/browser.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /**
  * Issue 16, item 2: the "being processed" page of a document converted as page ranges says how many
@@ -58,7 +59,7 @@ describe("the page of a document being converted as page ranges", { timeout: 60_
     assert.equal((await pageRanges.progress(doc.documentId))!.pagesReady, 120);
     await pageRanges.recordPagesReady(rangeJobs[5]!, 10_000);
     assert.equal((await pageRanges.progress(doc.documentId))!.pagesReady, 352);
-    await server.services.store.db.updateTable("pageRanges").set({ pagesReady: 0 }).where("jobId", "=", rangeJobs[5]!).execute();
+    await dbOf(server.services.store).updateTable("pageRanges").set({ pagesReady: 0 }).where("jobId", "=", rangeJobs[5]!).execute();
   });
 
   test("its pages are not served before A, though some are stored", async () => {

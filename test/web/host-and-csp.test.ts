@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import type { DocumentRecord } from "../../src/domain/document.ts";
 import { plainHttpOrigin, publicOrigin } from "../../src/web/public-origin.ts";
 import { READER_FIXTURE, startWebFixture, type WebFixture } from "../helpers/web-fixture.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 /** A GET with the Host header the client chooses (fetch would send the address's own). */
 function getWithHost(base: string, path: string, host: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
@@ -54,7 +55,7 @@ describe("headers and links built from input", { timeout: 180_000 }, () => {
     // The API may refuse it; a record stored before such a check must be harmless all the same.
     const answer = await fx.client.call("document.update", { name: doc.name, soundUrl: hostile });
     if (answer.rsp.stat !== "ok") {
-      await fx.server.services.store.db.updateTable("documents").set({ soundUrl: hostile }).where("documentId", "=", doc.documentId).execute();
+      await dbOf(fx.server.services.store).updateTable("documents").set({ soundUrl: hostile }).where("documentId", "=", doc.documentId).execute();
     }
     try {
       for (const path of [readerPath(), `${readerPath()}/embed`]) {

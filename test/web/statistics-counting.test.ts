@@ -13,6 +13,7 @@ import { seedDoc, accountIdOf } from "../helpers/api-seed.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { until } from "../helpers/poll.ts";
 import { READER_FIXTURE, READER_FIXTURE_PAGES, startWebFixture, type WebFixture } from "../helpers/web-fixture.ts";
+import { dbOf } from "../helpers/store-db.ts";
 
 const pgSkip = await postgresUnavailable();
 
@@ -47,10 +48,10 @@ function send(url: string, opts: { method?: string; headers?: Record<string, str
 /** Every row of every table, as text: what a dump of the database would hold. */
 async function dumpDatabase(store: Store): Promise<string> {
   const tables = store.dialect === "sqlite"
-    ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(store.db)).rows.map((r) => r.name)
-    : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(store.db)).rows.map((r) => r.name);
+    ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(dbOf(store))).rows.map((r) => r.name)
+    : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(dbOf(store))).rows.map((r) => r.name);
   let out = "";
-  for (const t of tables) out += JSON.stringify((await sql`select * from ${sql.table(t)}`.execute(store.db)).rows);
+  for (const t of tables) out += JSON.stringify((await sql`select * from ${sql.table(t)}`.execute(dbOf(store))).rows);
   return out;
 }
 
@@ -88,7 +89,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       // Its key, as the server made it (the test reads the salt the server made): its row is the mark.
       const readerKey = await store.dailySalts.readerKey({ address: from, userAgent: ua, documentId, now: Date.now() });
       await until(
-        async () => (await store.db.selectFrom("statReaders").select("viewed").where("readerKey", "=", readerKey).executeTakeFirst())?.viewed === 1,
+        async () => (await dbOf(store).selectFrom("statReaders").select("viewed").where("readerKey", "=", readerKey).executeTakeFirst())?.viewed === 1,
         20_000,
         "the sentinel view to be counted",
       );

@@ -4,13 +4,15 @@ import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/do
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { StatsCounter } from "../../src/web/stats-counter.ts";
 import { DIALECTS } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
 
 const sqlite = DIALECTS.find((d) => d.name === "sqlite")!;
 
 async function withDocument() {
   const opened = await sqlite.open();
   const { store } = opened;
-  const accountId = (await store.accounts.createWithKey("alice", "a".repeat(32), "s".repeat(32), 1))!;
+  const accountId = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
   const now = Date.now();
   const doc = buildNewDocument(
     newDocumentIds(now),
@@ -23,7 +25,7 @@ async function withDocument() {
     now,
   );
   await store.documents.insertWithJob(doc, "convert-document");
-  await store.db.updateTable("documents").set({ state: "A", pageCount: 2 }).where("documentId", "=", doc.documentId).execute();
+  await dbOf(store).updateTable("documents").set({ state: "A", pageCount: 2 }).where("documentId", "=", doc.documentId).execute();
   return { ...opened, accountId, documentId: doc.documentId };
 }
 

@@ -1,10 +1,10 @@
-import { blobKeys } from "../../blobs/blob-keys.ts";
-import { newBlobId, type DocumentRecord } from "../../domain/document.ts";
+import type { DocumentRecord } from "../../domain/document.ts";
 import { MAX_DESCRIPTION_LENGTH, MAX_TITLE_LENGTH, text } from "../../domain/document-options.ts";
 import { QuireError } from "../../domain/errors.ts";
 import { parseDate } from "../../domain/values.ts";
 import type { V2Info, V2Row } from "../../domain/v2-documents.ts";
 import type { SpooledFile } from "../../uploads/upload-reader.ts";
+import { replaceDocumentFile } from "../../uploads/replace-file.ts";
 import { fileSource, urlSource, type UploadSource } from "../../uploads/upload-sources.ts";
 import { notFound, V2Error, type V2Context } from "./v2-operation.ts";
 import { documentV2View, publicationView } from "./v2-views.ts";
@@ -31,11 +31,11 @@ export async function v2RowOf(ctx: V2Context, documentId: string): Promise<V2Row
 
 export async function draftAnswer(ctx: V2Context, documentId: string): Promise<Record<string, unknown>> {
   const doc = await ownDocument(ctx, documentId);
-  return documentV2View(ctx.origin, doc, await v2RowOf(ctx, documentId));
+  return documentV2View(ctx.origin, doc, await v2RowOf(ctx, documentId), await ctx.deps.store.replacements.get(documentId));
 }
 
 export async function publicationAnswer(ctx: V2Context, doc: DocumentRecord): Promise<Record<string, unknown>> {
-  return publicationView(ctx.origin, doc, await v2RowOf(ctx, doc.documentId));
+  return publicationView(ctx.origin, doc, await v2RowOf(ctx, doc.documentId), await ctx.deps.store.replacements.get(doc.documentId));
 }
 
 const date = (field: string, v: unknown): number | null | undefined => {
@@ -88,31 +88,13 @@ export async function spooledSource(file: SpooledFile): Promise<UploadSource> {
 }
 
 /**
- * A new original for a draft (upload or `fileUrl`): stored, the record pointed at it and its
- * conversion queued in one transaction, the previous original's files removed. A published
- * document's file cannot be replaced through v2 yet (docs/api-v2.md), nor a draft's while it converts.
+ * A new file (upload or `fileUrl`), by the one rule of v1 and the app (src/uploads/replace-file.ts):
+ * a draft's converts again at once; a published document's converts beside its pages, which it
+ * replaces only once converted, at the same address. A document converting for the first time is refused.
  */
 export async function replaceOriginal(ctx: V2Context, doc: DocumentRecord, source: UploadSource, spooledPath: string | undefined): Promise<void> {
-  if (doc.draft !== true) throw new V2Error(400, "Replacing the file of a published document is not supported by this server", { publishFailedReason: "unknown" });
-  if (doc.state === "P") throw new V2Error(400, "The draft's file is still converting", { publishFailedReason: "file_not_converted" });
-  const blobId = newBlobId();
-  const key = blobKeys.original(blobId);
-  if (spooledPath !== undefined) await ctx.deps.blobs.putFile(key, spooledPath);
-  let replaced;
-  try {
-    replaced = await ctx.deps.store.documents.replaceDraftOriginal(ctx.caller.accountId, doc.documentId, { ...source, blobId }, ctx.now, ctx.requestId);
-  } catch (err) {
-    if (spooledPath !== undefined) await ctx.deps.blobs.delete(key);
-    throw err;
-  }
-  if (!replaced) {
-    if (spooledPath !== undefined) await ctx.deps.blobs.delete(key);
-    throw new V2Error(400, "The draft's file is still converting", { publishFailedReason: "file_not_converted" });
-  }
-  try {
-    await ctx.deps.blobs.deletePrefix(blobKeys.prefix(replaced.previousBlobId));
-  } catch (err) {
-    // Unreachable files now: the orphan clean-up takes them.
-    ctx.log.warn({ err, documentId: doc.documentId }, "could not remove a replaced original");
-  }
+  const outcome = await replaceDocumentFile(ctx.deps, { doc, source, spooledPath, now: ctx.now, requestId: ctx.requestId });
+  if (outcome.ok) return;
+  if (outcome.reason === "not-found") throw notFound();
+  throw new V2Error(400, "The document's file is still converting", { publishFailedReason: "file_not_converted" });
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifySchema } from "fastify";
 import type { ApiDeps } from "../actions/action.ts";
+import type { RateLimiter } from "../rate-limit.ts";
 import type { IncomingMessage } from "node:http";
 
 /** The caller a valid bearer token names (decisions §14). */
@@ -15,6 +16,8 @@ export interface V2Caller {
 export interface V2Deps extends ApiDeps {
   /** Where uploads are spooled (the API's spool). */
   tempPath(): Promise<string>;
+  /** v1's request rate (QUIRE_RATE_BURST, QUIRE_RATE_PER_SECOND), per token here; unset: no limit. */
+  rateLimiter?: Pick<RateLimiter, "takeWithStatus">;
 }
 
 export interface V2Context {

@@ -17,6 +17,8 @@ const CORS_HEADERS = {
   "access-control-allow-methods": "GET, POST, PATCH, DELETE, OPTIONS",
   "access-control-allow-headers": "Authorization, Content-Type",
   "access-control-max-age": "600",
+  // A browser app may read its budget (research §4.4).
+  "access-control-expose-headers": "x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after",
 } as const;
 
 declare module "fastify" {
@@ -110,6 +112,19 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
         req.v2Caller = await authenticateBearer(
           deps.store.apiTokens, guesses, req.headers.authorization, () => addressGroup(req.ip), Date.now(),
         );
+        // v1's rate per token, told on every answer as the C# client reads it (research §4.4): reset in epoch seconds.
+        const budget = deps.rateLimiter?.takeWithStatus(`v2/${req.v2Caller.tokenHash}`);
+        if (budget !== undefined) {
+          reply.headers({
+            "x-ratelimit-limit": String(budget.limit),
+            "x-ratelimit-remaining": String(budget.remaining),
+            "x-ratelimit-reset": String(Math.ceil(budget.resetMs / 1000)),
+          });
+          if (budget.waitMs > 0) {
+            reply.header("retry-after", String(Math.ceil(budget.waitMs / 1000)));
+            throw new V2Error(429, "Too many requests; try again later");
+          }
+        }
         const key = cacheKeyOf(req);
         const hit = key === undefined ? undefined : answers.get(key);
         if (hit !== undefined) return reply.code(200).type("application/json").send(hit);

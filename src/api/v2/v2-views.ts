@@ -1,5 +1,6 @@
 import { COVER_WIDTHS, IMAGE_EXTENSION } from "../../domain/page-images.ts";
 import type { DocumentRecord } from "../../domain/document.ts";
+import type { Replacement } from "../../domain/document-replacement.ts";
 import {
   conversionStatusOf, hasFile, v2Access, v2Extras, v2FileType, v2StateOf, type V2Row,
 } from "../../domain/v2-documents.ts";
@@ -48,8 +49,13 @@ function information(doc: DocumentRecord, row: V2Row | undefined) {
   };
 }
 
-/** `Document` (research §2.5.1): `changes` holds a draft's information, or a published one's staged edits. */
-export function documentV2View(origin: string, doc: DocumentRecord, row: V2Row | undefined): Record<string, unknown> {
+/**
+ * `Document` (research §2.5.1): `changes` holds a draft's information, or a published one's staged
+ * edits. While a new file converts beside a published document's pages, or after it failed,
+ * `fileInfo` is that file's (`CONVERTING`, then `FAILED` with `failureReason`); the pages stay the
+ * published ones (src/domain/document-replacement.ts).
+ */
+export function documentV2View(origin: string, doc: DocumentRecord, row: V2Row | undefined, replacement?: Replacement): Record<string, unknown> {
   const cover = covers(origin, doc);
   const x = v2Extras(row);
   const changes = doc.draft === true ? information(doc, row) : { ...(row?.changes ?? {}) };
@@ -61,11 +67,12 @@ export function documentV2View(origin: string, doc: DocumentRecord, row: V2Row |
       ? {
           fileInfo: {
             isCopyrightConfirmed: x.isCopyrightConfirmed,
-            name: doc.orgDocName,
-            size: doc.originalSize,
+            name: replacement?.orgDocName ?? doc.orgDocName,
+            size: replacement?.originalSize ?? doc.originalSize,
             pageCount: doc.pageCount,
-            type: v2FileType(doc.orgDocType),
-            conversionStatus: conversionStatusOf(doc),
+            type: v2FileType(replacement?.orgDocType ?? doc.orgDocType),
+            conversionStatus: replacement ? (replacement.state === "P" ? "CONVERTING" : "FAILED") : conversionStatusOf(doc),
+            ...(replacement?.state === "F" ? { failureReason: replacement.errorMessage } : doc.state === "F" ? { failureReason: doc.errorMessage } : {}),
           },
         }
       : {}),
@@ -77,8 +84,8 @@ export function documentV2View(origin: string, doc: DocumentRecord, row: V2Row |
 }
 
 /** `Publication` (research §2.5.3): the document, its information at the top level, its public address. */
-export function publicationView(origin: string, doc: DocumentRecord, row: V2Row | undefined): Record<string, unknown> {
-  return { ...documentV2View(origin, doc, row), ...information(doc, row), publicLocation: `${origin}${publicPath(doc)}` };
+export function publicationView(origin: string, doc: DocumentRecord, row: V2Row | undefined, replacement?: Replacement): Record<string, unknown> {
+  return { ...documentV2View(origin, doc, row, replacement), ...information(doc, row), publicLocation: `${origin}${publicPath(doc)}` };
 }
 
 export interface StackLike {

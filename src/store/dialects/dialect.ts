@@ -1,5 +1,6 @@
 import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { Database } from "../schema.ts";
+import type { StatEvent } from "../statistics.ts";
 import type { SearchEngine, SearchMatch, SearchRequest } from "../search-index.ts";
 
 /**
@@ -56,6 +57,13 @@ export interface StoreDialect {
    * asynchronous (PostgreSQL): the store runs `search.search` on `db` behind a SearchGate.
    */
   runSearch?(req: SearchRequest): Promise<{ totalCount: number; matches: SearchMatch[] }>;
+  /**
+   * Writes a batch of the statistics counter off the event loop (sqlite-stats-writer.ts), with the
+   * daily sweep when `sweepBefore` is given; answers how many events counted. Left out where the
+   * driver is asynchronous (PostgreSQL) or there is no file a thread could open (`:memory:`): the
+   * store writes the batch on `db`.
+   */
+  writeStatistics?(events: StatEvent[], sweepBefore?: number): Promise<number>;
   /**
    * Whether a driver error is a unique (or primary key) constraint's refusal: the store answers
    * that as an outcome ("name-taken"), so no other part ever reads a driver's error codes.

@@ -8,6 +8,7 @@ import { sqliteJobWakeups } from "./sqlite-job-wakeups.ts";
 import type { SearchGate } from "../search-gate.ts";
 import { sqliteSearch } from "./sqlite-search.ts";
 import { sqliteSearchPool, type SqliteSearchPool } from "./sqlite-search-pool.ts";
+import { sqliteStatsWriter, type SqliteStatsWriter } from "./sqlite-stats-writer.ts";
 
 /** Distinct SQL texts the app runs are a few hundred at most; more would mean ad-hoc SQL. */
 const CACHED_STATEMENTS = 500;
@@ -103,6 +104,8 @@ function changeEpochOf(conn: SQLite.Database) {
 export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   let pool: SqliteSearchPool | undefined;
+  let statsWriter: SqliteStatsWriter | undefined;
+  let closed = false;
   let epoch: ReturnType<typeof changeEpochOf> | undefined;
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({
@@ -131,6 +134,10 @@ export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect 
     lockForClaim: (qb) => qb,
     search: sqliteSearch,
     ...(file === ":memory:" || !searchGate ? {} : { runSearch: (req) => (pool ??= sqliteSearchPool(file, searchGate)).search(req) }),
+    ...(file === ":memory:" ? {} : {
+      writeStatistics: (events, sweepBefore) =>
+        closed ? Promise.reject(new Error("the store is closed")) : (statsWriter ??= sqliteStatsWriter(file)).write(events, sweepBefore),
+    }),
     documentsVersionTriggers: () =>
       (
         [
@@ -150,7 +157,9 @@ export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect 
     isUniqueViolation: (err) => UNIQUE_VIOLATIONS.has((err as { code?: unknown } | null)?.code),
     watchQueuedJobs: (onQueued, log) => sqliteJobWakeups(file, log).watchQueuedJobs(onQueued),
     close: async () => {
+      closed = true;
       await pool?.close();
+      await statsWriter?.close();
       await db.destroy();
     },
   };

@@ -15,6 +15,7 @@ import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
 import { categoryName, languageName, shortDate, typeName } from "./app-words.ts";
 import { changedParams, documentForm, formValues, submittedValues } from "./document-form.ts";
 import { retryForm, stateCell } from "./documents-page.ts";
+import { registerReplaceFile, replaceFileSection, REPLACE_NOTICES } from "./replace-file-form.ts";
 
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
 type Params = { Params: { documentId: string } };
@@ -65,10 +66,11 @@ async function folderFacts(ctx: AppContext, accountId: number, documentId: strin
   return { folders, inFolders };
 }
 
-function documentView(
-  ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200,
-  extra?: { folders: FolderRecord[]; inFolders: readonly string[] },
-) {
+async function documentView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200, replaceError?: string) {
+  // Replace file (issue 26 item 5): its own block, below the edit form (src/web/app/replace-file-form.ts).
+  const replacement = await ctx.store.replacements.get(doc.documentId);
+  // Folders (issue 26 item 9): a block of their own too.
+  const { folders, inFolders } = await folderFacts(ctx, accountOf(req).id, doc.documentId);
   return sendAppPage(ctx, req, reply, { title: doc.title, section: "documents" }, (csrf) => html`<p><a href="${APP_BASE}/documents">← Documents</a></p>
 <h1>${doc.title}</h1>
 ${noticeBox(notice)}
@@ -94,7 +96,8 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 </div>
 <div>
 ${documentForm(docHref(doc), csrf, form)}
-${folderBlock(docHref(doc), csrf, extra?.folders ?? [], extra?.inFolders ?? [], notice === NOTICES.folders)}
+${folderBlock(docHref(doc), csrf, folders, inFolders, notice === NOTICES.folders)}
+${replaceFileSection(doc, replacement, csrf, ctx.config.maxUploadBytes, replaceError)}
 <fieldset class="danger-zone">
 <legend>Delete</legend>
 <p>Deleting removes the document, its pages and its original file for good.</p>
@@ -105,7 +108,8 @@ ${folderBlock(docHref(doc), csrf, extra?.folders ?? [], extra?.inFolders ?? [], 
 }
 
 const NOTICES: Readonly<Record<string, string>> = {
-  saved: "Your changes were saved.", folders: "The document's folders were saved.", unchanged: "Nothing was changed.", retried: "The document is being converted again.",
+  saved: "Your changes were saved.", folders: "The document's folders were saved.", unchanged: "Nothing was changed.",
+  retried: "The document is being converted again.", ...REPLACE_NOTICES,
 };
 
 /** One document (issue 14 item 2): every field the API lets its owner change, delete with a confirmation. */
@@ -113,7 +117,7 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
   scope.get<Params>("/documents/:documentId", async (req, reply) => {
     const doc = await ownDocument(ctx, req);
     if (!doc) return notFound(ctx, req, reply);
-    return documentView(ctx, req, reply, doc, { values: formValues(doc) }, NOTICES[field(req.query, "done") ?? ""], 200, await folderFacts(ctx, accountOf(req).id, doc.documentId));
+    return documentView(ctx, req, reply, doc, { values: formValues(doc) }, NOTICES[field(req.query, "done") ?? ""]);
   });
 
   scope.post<Params>("/documents/:documentId/folders", async (req, reply) => {
@@ -143,8 +147,15 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
     } catch (err) {
       const failure = describeFailure(err);
       if (failure.field === undefined) req.log.error({ err }, "document update from the app failed");
-      return documentView(ctx, req, reply, doc, { values: sent, error: failure }, undefined, failure.field === undefined ? 500 : 400, await folderFacts(ctx, accountOf(req).id, doc.documentId));
+      return documentView(ctx, req, reply, doc, { values: sent, error: failure }, undefined, failure.field === undefined ? 500 : 400);
     }
+  });
+
+  // Replace file (issue 26 item 5): the form's route, with this page to show its errors on.
+  registerReplaceFile(scope, ctx, {
+    ownDocument: (req) => ownDocument(ctx, req),
+    notFound: async (req, reply) => notFound(ctx, req, reply),
+    showError: async (req, reply, doc, error, status) => documentView(ctx, req, reply, doc, { values: formValues(doc) }, undefined, status, error),
   });
 
   scope.get<Params>("/documents/:documentId/delete", async (req, reply) => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { newApiToken } from "../../domain/accounts.ts";
+import { addKeyTo } from "../../accounts/account-admin.ts";
 import { bearerTokenHash, bearerTokenPrefix, newBearerToken, TOKEN_PREFIX_LENGTH } from "../../domain/bearer-tokens.ts";
 import { html, type Html } from "../html.ts";
 import { publicOrigin } from "../public-origin.ts";
@@ -123,8 +123,7 @@ export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void 
     if (label.length > MAX_KEY_LABEL || /[\p{Cc}]/u.test(label)) {
       return keysView(ctx, req, reply, { error: `A key's name may have at most ${MAX_KEY_LABEL} characters, and no control characters.`, label, status: 400 });
     }
-    const apiKey = newApiToken();
-    await ctx.store.accounts.addKeyTo(accountOf(req).id, apiKey, newApiToken(), Date.now(), label);
+    const { apiKey } = await addKeyTo(ctx.store, accountOf(req).id, label);
     // Only the apiKey rides in the session; its secret is opened from the store when the page after shows it.
     req.session.shownOnce = { apiKey };
     return reply.redirect(`${APP_BASE}/keys?done=created`, 303);

@@ -71,7 +71,7 @@ ${embedList(v, csrf)}
 </section>
 <section aria-labelledby="preview-h">
 <h2 id="preview-h">Live preview</h2>
-<div class="share-preview"><iframe id="embed-preview" title="Preview of the embedded reader" src="${embedPath(doc)}?page=${shape.readerStartPage}" width="${shape.width}" height="${shape.height}"></iframe></div>
+<div class="share-preview" tabindex="0" role="region" aria-label="Preview at the chosen size (scrolls when wider than this column)"><iframe id="embed-preview" title="Preview of the embedded reader" src="${embedPath(doc)}?page=${shape.readerStartPage}" width="${shape.width}" height="${shape.height}"></iframe></div>
 </section>
 </div>
 <h2>As social sites show a link</h2>
@@ -92,7 +92,12 @@ export function registerSharePage(scope: FastifyInstance, ctx: AppContext): void
 
   scope.get<{ Params: { id: string } }>("/documents/:id/share", async (req, reply) => {
     const doc = await sharable(req);
-    return show(req, reply, doc, { readerStartPage: 1, width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT });
+    // After "Make embed code" the form and its preview keep the page and size just chosen (the newest embed's).
+    const { items } = await store.embeds.list(accountOf(req).id, { documentId: doc.documentId, sortBy: "id", order: "desc", startIndex: 0, pageSize: 1 });
+    const last = items[0];
+    return show(req, reply, doc, last && last.readerStartPage <= doc.pageCount
+      ? { readerStartPage: last.readerStartPage, width: last.width, height: last.height }
+      : { readerStartPage: 1, width: DEFAULT_WIDTH, height: DEFAULT_HEIGHT });
   });
 
   // As svc.document_embed.add: the same checks, the same record.

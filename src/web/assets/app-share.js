@@ -1,4 +1,4 @@
-/* global document */
+/* global document, window */
 /* The sharing page of Quire's app: the preview follows the start page and size as they are typed. */
 (function () {
   "use strict";
@@ -24,4 +24,7 @@
     }
   }
   form.addEventListener("input", update);
+  // A form the browser filled again (back, reload) shows its own values in the preview, not the page's first ones.
+  update();
+  window.addEventListener("pageshow", update);
 })();

@@ -42,27 +42,6 @@
   const stage = reader && reader.querySelector("[data-role=stage]");
   if (!reader || !stage) return; // state pages, profile, explicit notice
 
-  // A long description folds to a few lines, with a button to read it all.
-  const description = reader.querySelector(".doc-description");
-  if (description) {
-    description.id = "doc-description";
-    description.classList.add("folded");
-    if (description.scrollHeight > description.clientHeight + 2) {
-      const more = document.createElement("button");
-      more.type = "button";
-      more.className = "more";
-      more.textContent = "Show all";
-      more.setAttribute("aria-expanded", "false");
-      more.setAttribute("aria-controls", "doc-description");
-      more.addEventListener("click", () => {
-        const open = description.classList.toggle("folded") === false;
-        more.textContent = open ? "Show less" : "Show all";
-        more.setAttribute("aria-expanded", String(open));
-      });
-      description.after(more);
-    } else description.classList.remove("folded");
-  }
-
   const total = Number(reader.dataset.pages);
   const figures = Array.from(reader.querySelectorAll(".page"));
   const thumbLinks = Array.from(reader.querySelectorAll(".thumbs a"));
@@ -71,6 +50,8 @@
   const searchForm = document.querySelector("[data-role=search]");
   const results = document.querySelector("[data-role=results]");
   const modeButton = reader.querySelector("[data-action=mode]");
+  const readerBody = reader.querySelector(".reader-body");
+  const details = document.querySelector(".doc-details");
 
   let current = 1;
   let mode = "paged";
@@ -115,11 +96,34 @@
     reader.classList.toggle("spread", spread);
   }
 
+  /** The page box's width, and the same width as its image's `sizes`: zoomed in, the browser takes a larger one from srcset. */
+  function sizeFigure(f, w) {
+    f.style.width = `${Math.floor(w)}px`;
+    const img = f.querySelector("img");
+    const sizes = `${Math.ceil(w)}px`;
+    // Never smaller than what is shown already: zooming out must not fetch a smaller copy.
+    const shown = Number((img.dataset.sizes || "0").replace("px", ""));
+    if (img.hasAttribute("srcset") && Math.ceil(w) > shown) {
+      img.sizes = sizes;
+      img.dataset.sizes = sizes;
+    }
+  }
+
+  /**
+   * The stage takes what the first screen leaves under the bar, the search results and the toolbar,
+   * so page 1 is seen whole without scrolling. Only when that leaves too little (a window on its side)
+   * does it take the window below the sticky toolbar, the header scrolled away.
+   */
+  let fitsFirstScreen = true;
   function sizePages(group) {
-    // With the toolbar at the top of the window, stage and thumbnails fill the rest of it.
-    if (!document.fullscreenElement) {
-      const height = Math.max(240, window.innerHeight - toolbar.offsetHeight - (thumbsNav ? thumbsNav.offsetHeight : 0));
-      stage.style.height = `${height}px`;
+    if (document.fullscreenElement) stage.style.height = "";
+    else {
+      const below = thumbsNav ? thumbsNav.offsetHeight : 0;
+      const top = stage.getBoundingClientRect().top + window.scrollY;
+      let height = window.innerHeight - top - below;
+      fitsFirstScreen = height >= Math.min(320, window.innerHeight * 0.5);
+      if (!fitsFirstScreen) height = window.innerHeight - toolbar.offsetHeight - below;
+      stage.style.height = `${Math.max(160, Math.floor(height))}px`;
     }
     const availW = stage.clientWidth - 24;
     const availH = stage.clientHeight - 24;
@@ -127,11 +131,11 @@
       const perW = spread ? availW / 2 : availW;
       for (const n of group) {
         const w = Math.max(80, Math.min(perW, availH / ratioOf(n)) * zoom);
-        figureOf(n).style.width = `${Math.floor(w)}px`;
+        sizeFigure(figureOf(n), w);
       }
     } else {
       const w = Math.max(80, Math.min(availW, 960) * zoom);
-      for (const f of figures) f.style.width = `${Math.floor(w)}px`;
+      for (const f of figures) sizeFigure(f, w);
     }
   }
 
@@ -161,8 +165,14 @@
   function preloadNow(group) {
     const last = group[group.length - 1];
     for (let n = last + 1; n <= Math.min(total, last + AHEAD); n++) {
+      const page = figureOf(n).querySelector("img");
       const img = new Image();
       img.decoding = "async";
+      // The same choice from srcset as the page's own image will make, so the copy fetched is the one shown.
+      if (page.getAttribute("srcset")) {
+        img.sizes = page.sizes;
+        img.srcset = page.getAttribute("srcset");
+      }
       img.src = readSrc(n);
     }
   }
@@ -208,6 +218,7 @@
     current = clamp(Math.round(n));
     render(true);
     showNumber();
+    showHit();
   }
 
   function next() {
@@ -308,6 +319,78 @@
     }
   }
 
+  /** A snippet as text with the query's words in <mark>, matched as the server matches (folded). */
+  function markedSnippet(snippet) {
+    const chars = Array.from(snippet);
+    let folded = "";
+    const owner = [];
+    chars.forEach((c, i) => {
+      const f = fold(c);
+      folded += f;
+      for (let k = 0; k < f.length; k++) owner.push(i);
+    });
+    const marked = chars.map(() => false);
+    for (const t of terms) {
+      for (let at = folded.indexOf(t); at !== -1; at = folded.indexOf(t, at + t.length)) {
+        for (let k = at; k < at + t.length; k++) marked[owner[k]] = true;
+      }
+    }
+    const out = document.createElement("span");
+    out.className = "snippet";
+    for (let i = 0; i < chars.length;) {
+      let j = i;
+      while (j < chars.length && marked[j] === marked[i]) j++;
+      const text = chars.slice(i, j).join("");
+      if (marked[i]) {
+        const m = document.createElement("mark");
+        m.textContent = text;
+        out.append(m);
+      } else out.append(text);
+      i = j;
+    }
+    return out;
+  }
+
+  /** The pages the last search found, and which of them the reader is on (next/previous match). */
+  let hitPages = [];
+  let hitAt = -1;
+  let hitStatus = null;
+  function showHit() {
+    const group = groupOf(current);
+    hitAt = hitPages.findIndex((n) => group.includes(n));
+    for (const li of results ? results.querySelectorAll("li[data-hit]") : []) {
+      if (Number(li.dataset.hit) === hitAt) {
+        li.setAttribute("aria-current", "true");
+        const list = li.parentElement;
+        if (li.offsetTop < list.scrollTop || li.offsetTop + li.offsetHeight > list.scrollTop + list.clientHeight) list.scrollTop = li.offsetTop - list.offsetTop;
+      } else li.removeAttribute("aria-current");
+    }
+    if (hitStatus) hitStatus.textContent = hitAt === -1 ? "" : `Match ${hitAt + 1} of ${hitPages.length}`;
+  }
+  function stepHit(step) {
+    if (!hitPages.length) return;
+    const group = groupOf(current);
+    // From a page between matches, "next" is the first match after it, "previous" the last before it.
+    const target = step > 0
+      ? hitPages.find((n) => n > group[group.length - 1]) ?? hitPages[0]
+      : [...hitPages].reverse().find((n) => n < group[0]) ?? hitPages[hitPages.length - 1];
+    go(target);
+  }
+  /** A results button: its sign always shown, its word only where there is room (reader.css). */
+  const button = (label, action, sign, word) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.action = action;
+    b.setAttribute("aria-label", label);
+    b.title = label;
+    const w = document.createElement("span");
+    w.className = "button-word";
+    w.textContent = word || "";
+    if (action === "next-hit") b.append(w, sign);
+    else b.append(sign, w);
+    return b;
+  };
+
   function search(query, jump) {
     const clean = query.trim();
     terms = fold(clean).split(/\s+/).filter(Boolean);
@@ -319,26 +402,59 @@
     return asked.then(({ hits }) => {
       for (const f of figures) if (f.dataset.prepared) highlight(Number(f.dataset.page));
       results.replaceChildren();
+      hitPages = hits.slice(0, 200).map((h) => h.page);
+      hitStatus = null;
       if (terms.length) {
+        const head = document.createElement("div");
+        head.className = "results-head";
         const p = document.createElement("p");
-        p.textContent = hits.length ? `${hits.length} ${hits.length === 1 ? "page" : "pages"} with “${clean}”:` : `No page contains “${clean}”.`;
+        p.className = "results-count";
+        p.textContent = hits.length ? `${hits.length} ${hits.length === 1 ? "page" : "pages"} with “${clean}”` : `No page contains “${clean}”.`;
+        head.append(p);
+        if (hits.length) {
+          hitStatus = document.createElement("span");
+          hitStatus.className = "hit-status";
+          head.append(hitStatus, button("Previous match", "prev-hit", "‹", " Previous"), button("Next match", "next-hit", "›", "Next "));
+        }
+        head.append(button("Close the search results", "close-results", "×"));
         const list = document.createElement("ol");
-        for (const h of hits.slice(0, 200)) {
+        hits.slice(0, 200).forEach((h, i) => {
           const li = document.createElement("li");
+          li.dataset.hit = String(i);
           const a = document.createElement("a");
           a.href = `#page=${h.page}`;
           a.dataset.page = String(h.page);
           a.textContent = `Page ${h.page}`;
-          li.append(a);
+          li.append(a, " ", markedSnippet(typeof h.snippet === "string" ? h.snippet : ""));
           list.append(li);
-        }
-        results.append(p);
+        });
+        results.append(head);
         if (hits.length) results.append(list);
       }
       if (jump && hits.length) go(hits[0].page);
+      else {
+        showHit();
+        render(false);
+      }
       return hits;
     });
   }
+
+  // The embed has no search of its own.
+  if (results) results.addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-action]");
+    if (!b) return;
+    if (b.dataset.action === "next-hit") stepHit(1);
+    else if (b.dataset.action === "prev-hit") stepHit(-1);
+    else if (b.dataset.action === "close-results") {
+      results.replaceChildren();
+      hitPages = [];
+      hitStatus = null;
+      render(false);
+      const input = searchForm && searchForm.querySelector("input[name=q]");
+      if (input) input.focus();
+    }
+  });
 
   // ---- wiring ----
   toolbar.addEventListener("click", (e) => {
@@ -350,11 +466,20 @@
     else if (action === "zoom-in") setZoom(zoom * 1.25);
     else if (action === "zoom-out") setZoom(zoom / 1.25);
     else if (action === "mode") setMode(mode === "paged" ? "scroll" : "paged");
-    else if (action === "fullscreen") {
-      if (document.fullscreenElement) document.exitFullscreen();
-      else if (reader.requestFullscreen) reader.requestFullscreen().catch(() => {});
-    }
+    else if (action === "fullscreen") toggleFullscreen();
   });
+
+  // Full screen holds the pages alone; a corner button (shown on focus, hover or a tap) leaves it.
+  const fsExit = document.createElement("button");
+  fsExit.type = "button";
+  fsExit.className = "fs-exit";
+  fsExit.textContent = "Exit full screen";
+  readerBody.append(fsExit);
+  function toggleFullscreen() {
+    if (document.fullscreenElement) document.exitFullscreen().catch(() => {});
+    else if (readerBody.requestFullscreen) readerBody.requestFullscreen().then(() => stage.focus({ preventScroll: true })).catch(() => {});
+  }
+  fsExit.addEventListener("click", toggleFullscreen);
 
   reader.querySelector("[data-role=goto]").addEventListener("submit", (e) => {
     e.preventDefault();
@@ -386,7 +511,11 @@
     if (e.altKey || e.metaKey || e.ctrlKey) return;
     const t = e.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    if (e.key === "ArrowRight" || (mode === "paged" && (e.key === "PageDown" || e.key === "ArrowDown" && zoom <= 1))) next();
+    // Space (Shift+Space back) turns the page as in other readers, except where it presses a control.
+    // Elsewhere (the comments under the reader) Space scrolls the window as it always does.
+    if (e.key === " " && !(t === document.body || (t.closest && t.closest(".reader-body") && !t.closest("button, summary, audio, [role=button]")))) return;
+    if (e.key === " ") (e.shiftKey ? prev : next)();
+    else if (e.key === "ArrowRight" || (mode === "paged" && (e.key === "PageDown" || e.key === "ArrowDown" && zoom <= 1))) next();
     else if (e.key === "ArrowLeft" || (mode === "paged" && (e.key === "PageUp" || e.key === "ArrowUp" && zoom <= 1))) prev();
     else if (e.key === "Home") go(1);
     else if (e.key === "End") go(total);
@@ -408,6 +537,7 @@
     const edge = (right - left) * 0.2;
     if (e.clientX < left + edge) prev();
     else if (e.clientX > right - edge) next();
+    else if (document.fullscreenElement) readerBody.classList.toggle("controls");
   });
 
   stage.addEventListener("wheel", (e) => {
@@ -440,6 +570,10 @@
     const dy = t.clientY - touchStart.y;
     touchStart = null;
     if (Math.abs(dx) > 50 && Math.abs(dx) > Math.abs(dy) * 1.5) (dx < 0 ? next : prev)();
+  });
+  stage.addEventListener("touchcancel", () => {
+    touchStart = null;
+    pinch = null;
   });
 
   // Mouse drag pans a zoomed page.
@@ -485,14 +619,29 @@
     if (n !== null && n !== current) go(n);
   });
   window.addEventListener("resize", () => render(false));
-  document.addEventListener("fullscreenchange", () => render(false));
+  document.addEventListener("fullscreenchange", () => {
+    if (!document.fullscreenElement) readerBody.classList.remove("controls");
+    render(false);
+  });
+  if (details) {
+    details.addEventListener("toggle", () => render(false));
+    // Open over the pages, the panel closes as a menu does: Escape (back to its button) or a click elsewhere.
+    details.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || !details.open) return;
+      details.open = false;
+      details.querySelector("summary").focus();
+    });
+    document.addEventListener("click", (e) => {
+      if (details.open && !details.contains(e.target)) details.open = false;
+    });
+  }
   for (const f of figures) f.querySelector("img").addEventListener("load", () => render(false), { once: true });
 
   const fromHash = pageFromHash();
   go(fromHash ?? Number(reader.dataset.startPage || 1));
-  // Opened at a page or a search: the reader wants the page, so the document's header scrolls away.
+  // The reader fits the first screen; only when it cannot does it scroll the header away at a page or a search.
   const q = new URLSearchParams(location.search).get("q");
-  if (fromHash !== null || (q && q.trim())) window.scrollTo(0, toolbar.getBoundingClientRect().top + window.scrollY);
+  if (!fitsFirstScreen && (fromHash !== null || (q && q.trim()))) window.scrollTo(0, toolbar.getBoundingClientRect().top + window.scrollY);
   else window.scrollTo(0, 0);
   if (q && q.trim()) search(q, fromHash === null);
 })();

@@ -39,7 +39,9 @@ export const publicationsList: V2Operation = {
       total = listed.totalCount;
       records = listed.records;
     }
-    const rows = await store.documentV2.get(records.map((r) => r.documentId));
-    return json(paged(ctx.origin, "publications", records.map((d) => publicationView(ctx.origin, d, rows.get(d.documentId))), page, size, total));
+    const ids = records.map((r) => r.documentId);
+    const rows = await store.documentV2.get(ids);
+    const replacing = await store.replacements.getMany(ids);
+    return json(paged(ctx.origin, "publications", records.map((d) => publicationView(ctx.origin, d, rows.get(d.documentId), replacing.get(d.documentId))), page, size, total));
   },
 };

@@ -1,42 +1,41 @@
 #!/usr/bin/env node
-// Builds the repository's Dockerfile and runs the image, on a machine without a Docker engine:
-// every instruction is interpreted here, RUN steps run in a chroot, and the image is then started
-// the way `docker run` would start it (pid 1 of a pid namespace of its own) and used as a client
-// would use it (health check, /readyz, an account made with the CLI as compose.yaml's comment
-// says, a PDF and an office upload converted, a page image fetched, a `worker` container beside a
-// `serve --no-worker` one, clean stops on SIGTERM).
+// Builds the repository's Dockerfile with a real builder, Debian's buildah (daemonless,
+// `--isolation chroot`), and runs the image the way `docker run` would start it (pid 1 of a pid
+// namespace of its own), used as a client would use it (health check, /readyz, an account made
+// with the CLI as compose.yaml's comment says, a PDF and an office upload converted, a page image
+// fetched, a `worker` container beside a `serve --no-worker` one, clean stops on SIGTERM).
 //
-// The one substitution: the official node:20-bookworm(-slim) images are Debian bookworm
-// (debootstrapped from deb.debian.org; minbase for -slim; for the full image the buildpack-deps
-// packages that matter: build-essential, python3, git, ca-certificates, curl) plus Node.js. The
-// Node.js here is the host's Debian package `nodejs` (node, npm, corepack and its C headers)
-// copied to /usr/local as the official image lays it out, with two lines in npm's global config
-// (/usr/local/etc/npmrc) for this machine's network: `nodedir=/usr/local`, because nodejs.org and
-// GitHub (headers, prebuilt binaries) are out of reach, so native modules compile against the
-// copied headers; and `cafile`, the host's CA bundle, because the npm registry is reached through
-// a TLS-intercepting proxy. (So npm is the host's, 11.x, where the official image has 10.x, and
-// there is no yarn.) Everything else comes from the Dockerfile as written; the containers share
-// the host's network, as `--network host` would.
+// The one substitution: the Dockerfile's bases, node:20-bookworm(-slim), cannot be pulled here, so
+// scripts/image/base-images.sh makes them on this machine (Debian bookworm debootstrapped from
+// Debian's mirror plus the host's Node.js; see that script) and stores them in buildah's local
+// storage under their official names; the build runs with `--pull=never`. Everything else comes
+// from the Dockerfile as written, built by buildah; the build and the containers share the host's
+// network, as `--network host` would.
 //
-// Needs root, debootstrap and chroot. Bases are cached as tarballs in /var/cache/quire-dockerfile-check;
-// builds go to /var/tmp/quire-dockerfile-check/run-* and are removed afterwards (unless --keep).
-//   node --import tsx scripts/check-dockerfile.ts [--keep] [--image=/var/tmp/quire-dockerfile-check/run-…]
-// --image runs an image kept by an earlier --keep instead of building again.
+// The containers run from the built image's file system (`buildah mount` of a working container),
+// chrooted, with the image's configuration (`buildah inspect`): ENTRYPOINT, CMD, ENV, USER,
+// WORKDIR, VOLUME, HEALTHCHECK. `buildah run` is not used for them: it runs one command to its
+// end, not a service beside others with its own pid namespace to stop with SIGTERM.
+//
+// Needs root, debootstrap and buildah (scripts/image/install-builder.sh). Takes minutes (the first
+// run also makes the bases); it is not part of `npm test`: run it as `npm run check:image`.
+//   node --import tsx scripts/check-image.ts [--keep] [--image=NAME]
+// --keep keeps the image and its working container; --image runs an image built before instead of
+// building again.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, chown, copyFile, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
-import { basename, dirname, join, posix, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { QuireClient } from "../src/client/quire-client.ts";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FIXTURES = resolve(REPO, "../shared/fixtures");
-const WORK = "/var/tmp/quire-dockerfile-check";
-const CACHE = "/var/cache/quire-dockerfile-check";
+const WORK = "/var/tmp/quire-image-check";
 const BUILD_LOG = join(WORK, "last-build.log");
-const MIRROR = "http://deb.debian.org/debian";
+const IMAGE = "localhost/quire-check:latest";
 const DOCKER_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const PDF_FIXTURE = "pdf-quartz-firefox-1page.pdf";
 const OFFICE_FIXTURE = "odt-libreoffice73-odf13.odt";
@@ -166,19 +165,22 @@ async function unmountAll() {
 }
 
 /** Chroots share the host's pid namespace: a process of the image is one whose root is the image's. */
+/**
+ * The pid namespaces of the containers started (each its own, as Docker's): their processes have a
+ * root of their own (pivot_root), which /proc does not show as the image's folder.
+ */
+const containerNamespaces = new Set<string>();
+
+/** Processes of the image: chrooted into it (`exec`), or in a container's pid namespace. */
 async function processesIn(root: string): Promise<number[]> {
   const pids: number[] = [];
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const where = await readlink(`/proc/${name}/root`).catch(() => undefined);
-    if (where === root) pids.push(Number(name));
+    const namespace = await readlink(`/proc/${name}/ns/pid`).catch(() => "");
+    if (where === root || containerNamespaces.has(namespace)) pids.push(Number(name));
   }
   return pids;
-}
-
-async function killProcessesIn(root: string): Promise<number[]> {
-  const pids = await processesIn(root);
-  return killAll(pids);
 }
 
 /** Every process chrooted anywhere under `dir`: what an interrupted check may leave behind. */
@@ -187,7 +189,8 @@ async function killProcessesUnder(dir: string): Promise<number[]> {
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const where = await readlink(`/proc/${name}/root`).catch(() => "");
-    if (where.startsWith(`${dir}/`)) pids.push(Number(name));
+    const namespace = await readlink(`/proc/${name}/ns/pid`).catch(() => "");
+    if (where === dir || where.startsWith(`${dir}/`) || containerNamespaces.has(namespace)) pids.push(Number(name));
   }
   return killAll(pids);
 }
@@ -216,486 +219,84 @@ function containerEnv(env: Record<string, string>): Record<string, string> {
   return { HOSTNAME: "quire-check", HOME: "/root", ...env, PATH: env.PATH ?? DOCKER_DEFAULT_PATH };
 }
 
-// ---------- the Dockerfile ----------
-
-/** Instructions with their arguments: continuations joined, comments and blank lines dropped. */
-interface Instruction {
-  line: number;
-  keyword: string;
-  rest: string;
-}
-
-function parseDockerfile(text: string): Instruction[] {
-  const instructions: Instruction[] = [];
-  let buffer = "";
-  let line0 = 0;
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const trimmed = line.trim();
-    if (trimmed.startsWith("#") || (trimmed === "" && buffer === "")) continue; // comments, also inside continuations
-    if (buffer === "") line0 = i + 1;
-    const continued = /\\[ \t]*$/.test(line);
-    buffer += continued ? line.replace(/\\[ \t]*$/, "") : line;
-    if (continued && i < lines.length - 1) continue;
-    const m = /^\s*([A-Za-z]+)(?:\s+([\s\S]*))?$/.exec(buffer);
-    if (!m) fail(`Dockerfile line ${line0}: cannot read ${JSON.stringify(buffer.slice(0, 80))}`);
-    instructions.push({ line: line0, keyword: m[1]!.toUpperCase(), rest: (m[2] ?? "").trim() });
-    buffer = "";
-  }
-  return instructions;
-}
-
-/** Leading `--name=value` flags, then the remainder. */
-function takeFlags(rest: string, allowed: string[], where: string): { flags: Record<string, string>; remainder: string } {
-  const flags: Record<string, string> = {};
-  let remainder = rest;
-  for (;;) {
-    const m = /^--([a-z-]+)(?:=(\S*))?\s*/.exec(remainder);
-    if (!m) break;
-    const name = m[1]!;
-    if (!allowed.includes(name)) fail(`${where}: flag --${name} is not supported by this check`);
-    flags[name] = m[2] ?? "true";
-    remainder = remainder.slice(m[0].length);
-  }
-  return { flags, remainder };
-}
-
-function jsonForm(rest: string): string[] | undefined {
-  if (!rest.startsWith("[")) return undefined;
-  try {
-    const value: unknown = JSON.parse(rest);
-    if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
-  } catch {
-    // Docker treats an unparsable [..] as shell form
-  }
-  return undefined;
-}
-
-/** A command in exec or shell form, as Docker stores it (shell form runs under /bin/sh -c). */
-function commandForm(rest: string): string[] {
-  return jsonForm(rest) ?? ["/bin/sh", "-c", rest];
-}
-
 type Env = Record<string, string>;
 
-function expand(text: string, env: Env): string {
-  return text.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (_, a: string | undefined, b: string) => env[a ?? b] ?? "");
-}
+// ---------- building with buildah ----------
 
-/** Words of ENV/COPY arguments: quotes and backslashes as Docker reads them, $VAR expanded. */
-function words(text: string, env: Env): string[] {
-  const out: string[] = [];
-  let word = "";
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (/\s/.test(c)) {
-      if (inWord) out.push(word);
-      word = "";
-      inWord = false;
-      continue;
-    }
-    inWord = true;
-    if (c === "\\" && i + 1 < text.length) word += text[++i];
-    else if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end < 0) fail(`unterminated quote in ${text}`);
-      word += text.slice(i + 1, end);
-      i = end;
-    } else if (c === '"') {
-      let j = i + 1;
-      let quoted = "";
-      for (; j < text.length && text[j] !== '"'; j++) quoted += text[j] === "\\" && j + 1 < text.length ? text[++j] : text[j];
-      if (j >= text.length) fail(`unterminated quote in ${text}`);
-      word += expand(quoted, env);
-      i = j;
-    } else if (c === "$") {
-      const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/.exec(text.slice(i));
-      if (m) {
-        word += env[(m[1] ?? m[2])!] ?? "";
-        i += m[0].length - 1;
-      } else word += c;
-    } else word += c;
-  }
-  if (inWord) out.push(word);
-  return out;
-}
-
-// ---------- .dockerignore (moby's patternmatcher rules) ----------
-
-function globToRegExp(pattern: string): RegExp {
-  let re = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === "*" && pattern[i + 1] === "*") {
-      i++;
-      if (pattern[i + 1] === "/") {
-        i++;
-        re += "(?:.*/)?";
-      } else re += ".*";
-    } else if (c === "*") re += "[^/]*";
-    else if (c === "?") re += "[^/]";
-    else if (c === "\\" && i + 1 < pattern.length) re += `\\${pattern[++i]}`;
-    else re += /[.+^${}()|[\]]/.test(c) ? `\\${c}` : c;
-  }
-  return new RegExp(`^${re}$`);
-}
-
-interface IgnoreRule {
-  negate: boolean;
-  re: RegExp;
-}
-
-function readIgnore(text: string): IgnoreRule[] {
-  return text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== "" && !l.startsWith("#"))
-    .map((l) => {
-      const negate = l.startsWith("!");
-      const cleaned = posix.normalize((negate ? l.slice(1) : l).trim()).replace(/^\/+/, "").replace(/\/+$/, "");
-      return { negate, re: globToRegExp(cleaned) };
-    });
-}
-
-/** A path is left out when the last rule matching it, or one of its parent folders, excludes it. */
-function isIgnored(rules: IgnoreRule[], rel: string): boolean {
-  const parts = rel.split("/");
-  let ignored = false;
-  for (const rule of rules) {
-    let match = false;
-    for (let n = parts.length; n >= 1 && !match; n--) match = rule.re.test(parts.slice(0, n).join("/"));
-    if (match) ignored = !rule.negate;
-  }
-  return ignored;
-}
-
-// ---------- base images ----------
-
-/** node:20-bookworm[-slim] and their pinned variants; anything else has no stand-in here. */
-type Variant = "slim" | "full";
-
-function baseFor(image: string): Variant {
-  const m = /^(?:docker\.io\/)?(?:library\/)?node:20(?:\.\d+){0,2}-bookworm(-slim)?(?:@sha256:[0-9a-f]{64})?$/.exec(image);
-  if (!m) fail(`no stand-in for base image ${image} (only node:20-bookworm and node:20-bookworm-slim)`);
-  return m[1] ? "slim" : "full";
-}
-
-const DEBIAN_SOURCES = `Types: deb
-URIs: ${MIRROR}
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-`;
-
-// What debian:bookworm-slim leaves out of every package it installs (debuerreotype's slimification).
-const SLIM_DPKG_EXCLUDES = `path-exclude /usr/share/doc/*
-path-include /usr/share/doc/*/copyright
-path-exclude /usr/share/man/*
-path-exclude /usr/share/groff/*
-path-exclude /usr/share/info/*
-path-exclude /usr/share/lintian/*
-path-exclude /usr/share/linda/*
-path-exclude /usr/share/locale/*
-path-include /usr/share/locale/locale.alias
-`;
-
-/** A debootstrapped bookworm with the Debian image's own apt set-up, as a cached tarball. */
-async function baseTarball(variant: Variant): Promise<{ tarball: string; cached: boolean }> {
-  const tarball = join(CACHE, `bookworm-${variant}.tar`);
-  if (existsSync(tarball)) return { tarball, cached: true };
-  await mkdir(CACHE, { recursive: true });
-  const dir = join(WORK, "bases", `${variant}-build`);
-  // debootstrap removes /debootstrap when it has finished: a finished tree from an interrupted run is reused.
-  const finished = existsSync(join(dir, "etc/debian_version")) && !existsSync(join(dir, "debootstrap"));
-  if (!finished) {
-    if ((await mountsUnder(dir)).length > 0) fail(`${dir} has mounts in it; unmount them first`);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    const extra = variant === "slim" ? ["--variant=minbase"] : ["--include=build-essential,python3,git,ca-certificates,curl"];
-    await run("debootstrap", [...extra, "bookworm", dir, MIRROR], { timeoutMs: 30 * 60_000 });
-  }
-  if ((await mountsUnder(dir)).length > 0) fail(`${dir} still has mounts after debootstrap`);
-  await rm(join(dir, "var/cache/apt/archives"), { recursive: true, force: true });
-  await mkdir(join(dir, "var/cache/apt/archives/partial"), { recursive: true });
-  await rm(join(dir, "var/lib/apt/lists"), { recursive: true, force: true });
-  await mkdir(join(dir, "var/lib/apt/lists/partial"), { recursive: true });
-  await run("tar", ["-C", dir, "--numeric-owner", "-cf", `${tarball}.part`, "."]);
-  await rename(`${tarball}.part`, tarball);
-  await rm(dir, { recursive: true, force: true });
-  return { tarball, cached: false };
-}
-
-// Debian's images clean apt's caches after every install and fetch no translations.
-const DOCKER_CLEAN = `DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";
-`;
-
-/** What Debian's own image set-up (debuerreotype) adds to a debootstrapped tree. */
-async function debianImageSetup(root: string, variant: Variant): Promise<void> {
-  await rm(join(root, "etc/apt/sources.list"), { force: true });
-  await mkdir(join(root, "etc/apt/sources.list.d"), { recursive: true });
-  await writeFile(join(root, "etc/apt/sources.list.d/debian.sources"), DEBIAN_SOURCES);
-  // Packages installed during a build never start services.
-  await writeFile(join(root, "usr/sbin/policy-rc.d"), "#!/bin/sh\nexit 101\n", { mode: 0o755 });
-  await writeFile(join(root, "etc/apt/apt.conf.d/docker-clean"), DOCKER_CLEAN);
-  await writeFile(join(root, "etc/apt/apt.conf.d/docker-no-languages"), 'Acquire::Languages "none";\n');
-  await writeFile(join(root, "etc/apt/apt.conf.d/docker-autoremove-suggests"), 'Apt::AutoRemove::SuggestsImportant "false";\n');
-  if (variant === "slim") await writeFile(join(root, "etc/dpkg/dpkg.cfg.d/docker"), SLIM_DPKG_EXCLUDES);
-  else await rm(join(root, "etc/dpkg/dpkg.cfg.d/docker"), { force: true });
-}
-
-/** The substitution named in the header: the host's Node.js laid out as the official image has it. */
-async function installNode(root: string): Promise<Env> {
-  await copyFile("/usr/bin/node", join(root, "usr/local/bin/node"));
-  await chmod(join(root, "usr/local/bin/node"), 0o755);
-  await mkdir(join(root, "usr/local/lib/node_modules"), { recursive: true });
-  for (const m of ["npm", "corepack"]) {
-    await cp(`/usr/lib/node_modules/${m}`, join(root, `usr/local/lib/node_modules/${m}`), { recursive: true, verbatimSymlinks: true });
-  }
-  for (const [link, target] of <Array<[string, string]>>[
-    ["npm", "../lib/node_modules/npm/bin/npm-cli.js"],
-    ["npx", "../lib/node_modules/npm/bin/npx-cli.js"],
-    ["corepack", "../lib/node_modules/corepack/dist/corepack.js"],
-  ]) {
-    await rm(join(root, "usr/local/bin", link), { force: true });
-    await symlink(target, join(root, "usr/local/bin", link));
-  }
-  await cp("/usr/include/node", join(root, "usr/local/include/node"), { recursive: true, verbatimSymlinks: true });
-  await mkdir(join(root, "usr/local/etc"), { recursive: true });
-  // This machine's network, not the image: see the header.
-  await copyFile("/etc/ssl/certs/ca-certificates.crt", join(root, "usr/local/etc/check-dockerfile-ca.pem"));
-  await writeFile(join(root, "usr/local/etc/npmrc"), "nodedir=/usr/local\ncafile=/usr/local/etc/check-dockerfile-ca.pem\n");
-  return { NODE_VERSION: process.versions.node };
-}
-
-// ---------- building ----------
-
-async function copyContextPath(rules: IgnoreRule[], src: string, dest: string, rel: string): Promise<number> {
-  const st = await lstat(src);
-  if (st.isDirectory()) {
-    // An ignored folder is skipped whole unless a `!` rule may bring something inside it back.
-    if (rel !== "" && isIgnored(rules, rel) && !rules.some((r) => r.negate)) return 0;
-    await mkdir(dest, { recursive: true });
-    let n = 0;
-    for (const name of await readdir(src)) n += await copyContextPath(rules, join(src, name), join(dest, name), rel === "" ? name : `${rel}/${name}`);
-    return n;
-  }
-  if (isIgnored(rules, rel)) return 0;
-  await mkdir(dirname(dest), { recursive: true });
-  await rm(dest, { force: true, recursive: true });
-  if (st.isSymbolicLink()) await symlink(await readlink(src), dest);
-  else {
-    await copyFile(src, dest);
-    await chmod(dest, st.mode & 0o7777);
-  }
-  return 1;
-}
-
-/** What a stage's instructions set beyond its files and environment: the image's configuration. */
-interface ImageConfig {
+interface Image {
+  root: string;
+  workdir: string;
+  env: Env;
   cmd?: string[];
   entrypoint?: string[];
   user?: string;
   volumes?: string[];
-  exposed?: string[];
   healthcheck?: { test: string[]; flags: Record<string, string> };
 }
 
-interface Stage {
-  name: string | undefined;
-  root: string;
-  workdir: string;
-  env: Env;
-  config: ImageConfig;
-  cmdSet: boolean;
+/** The image's configuration as buildah stores it in the Docker format (HEALTHCHECK is Docker's, so the build uses that format). */
+interface DockerConfig {
+  Env?: string[];
+  Cmd?: string[] | null;
+  Entrypoint?: string[] | null;
+  User?: string;
+  WorkingDir?: string;
+  Volumes?: Record<string, unknown> | null;
+  Healthcheck?: { Test?: string[]; Interval?: number; Timeout?: number; StartPeriod?: number; Retries?: number } | null;
 }
 
-/** The built image as the running steps read it (image.json). */
-type Image = ImageConfig & { root: string; workdir: string; env: Env };
+const nsToDuration = (ns: number | undefined) => (ns ? `${Math.round(ns / 1e6)}ms` : undefined);
 
-async function instructionCopy(ins: Instruction, stage: Stage, stages: Stage[], rules: IgnoreRule[]): Promise<string> {
-  const { flags, remainder } = takeFlags(ins.rest, ["from"], `COPY (line ${ins.line})`);
-  const parts = jsonForm(remainder) ?? words(remainder, stage.env);
-  if (parts.length < 2) fail(`COPY (line ${ins.line}) needs a source and a destination`);
-  const dest = parts.at(-1)!;
-  const sources = parts.slice(0, -1);
-  if (sources.some((s) => /[*?[]/.test(s))) fail(`COPY (line ${ins.line}): wildcards are not supported by this check`);
-  const destAbs = posix.resolve(stage.workdir, dest);
-  const destIsDir = dest.endsWith("/") || dest === "." || sources.length > 1;
-  let from: Stage | undefined;
-  if (flags.from !== undefined) {
-    from = stages.find((s) => s.name === flags.from) ?? stages[Number(flags.from)];
-    if (!from) fail(`COPY --from=${flags.from} (line ${ins.line}): no such stage`);
-  }
-  let files = 0;
-  for (const source of sources) {
-    const target = (isDir: boolean) => join(stage.root, isDir || !destIsDir ? destAbs : posix.join(destAbs, posix.basename(source)));
-    if (from) {
-      const src = join(from.root, posix.resolve(from.workdir, source));
-      if (!existsSync(src)) fail(`COPY --from=${flags.from} ${source} (line ${ins.line}): not found in that stage`);
-      const isDir = (await lstat(src)).isDirectory();
-      await mkdir(isDir ? target(true) : dirname(target(false)), { recursive: true });
-      await run("cp", ["-a", isDir ? `${src}/.` : src, target(isDir)]);
-      files += isDir ? Number((await run("find", [src, "-type", "f"])).split("\n").length - 1) : 1;
-    } else {
-      const rel = posix.normalize(source).replace(/^\/+/, "").replace(/\/+$/, "");
-      const src = resolve(REPO, rel);
-      if (relative(REPO, src).startsWith("..")) fail(`COPY ${source} (line ${ins.line}): outside the build context`);
-      if (!existsSync(src) || (rel !== "." && isIgnored(rules, rel))) fail(`COPY ${source} (line ${ins.line}): not in the build context (missing or .dockerignored)`);
-      const isDir = (await lstat(src)).isDirectory();
-      files += await copyContextPath(rules, src, target(isDir), rel === "." ? "" : rel);
+async function buildImage(): Promise<string> {
+  await step("base images node:20-bookworm and node:20-bookworm-slim in buildah's storage (scripts/image/base-images.sh)", async () => {
+    const out = await run("bash", [join(REPO, "scripts/image/base-images.sh")], { timeoutMs: 60 * 60_000 });
+    return out.trim().split("\n").join("; ");
+  });
+  return step("buildah build --isolation chroot --pull=never --format docker (the repository's Dockerfile)", async () => {
+    const buildLog: string[] = [];
+    const argv = ["build", "--isolation", "chroot", "--pull=never", "--format", "docker", "--network", "host", "--layers", "-f", join(REPO, "Dockerfile"), "-t", IMAGE, REPO];
+    try {
+      await run("buildah", argv, { logTo: buildLog, timeoutMs: 60 * 60_000 });
+    } finally {
+      await writeFile(BUILD_LOG, buildLog.join(""));
     }
-  }
-  return `${files} files`;
+    const id = (await run("buildah", ["inspect", "--type", "image", "--format", "{{.FromImageID}}", IMAGE], { quiet: true })).trim();
+    return { value: IMAGE, detail: `buildah ${argv.join(" ")}\nimage ${id.slice(0, 12)}, ${buildLog.join("").split("\n").filter((l) => /^(\[\d+\/\d+\] )?STEP \d+\/\d+/.test(l)).length} steps (${BUILD_LOG})` };
+  });
 }
 
-async function runStep(stage: Stage, argv: string[], buildLog: string[]): Promise<void> {
-  await writeFile(join(stage.root, "etc/resolv.conf"), await readFile("/etc/resolv.conf"));
-  try {
-    await mountInto(stage.root, "proc");
-    await mountInto(stage.root, "sys");
-    await mountInto(stage.root, "dev");
-    if (!existsSync(join(stage.root, "dev/pts/ptmx"))) fail("/dev/pts is not mounted in the chroot");
-    await run("chroot", chrootArgv(stage.root, stage.workdir, argv, stage.config.user), { env: containerEnv(stage.env), logTo: buildLog });
-  } finally {
-    await killProcessesIn(stage.root);
-    await unmountAll();
-  }
+let container: string | undefined;
+
+/** A working container of the image, mounted: the file system the containers below are chrooted into. */
+async function mountImage(name: string): Promise<Image> {
+  const inspected = JSON.parse(await run("buildah", ["inspect", "--type", "image", name], { quiet: true })) as { Docker?: { config?: DockerConfig }; OCIv1?: { config?: DockerConfig } };
+  const config = inspected.Docker?.config ?? inspected.OCIv1?.config ?? fail(`${name} has no configuration`);
+  container = (await run("buildah", ["from", "--pull=never", name], { quiet: true })).trim().split("\n").pop()!;
+  const root = (await run("buildah", ["mount", container], { quiet: true })).trim();
+  imageRoot = root;
+  const env = Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+  const hc = config.Healthcheck;
+  const flags = Object.fromEntries(
+    Object.entries({ interval: nsToDuration(hc?.Interval), timeout: nsToDuration(hc?.Timeout), "start-period": nsToDuration(hc?.StartPeriod), retries: hc?.Retries ? String(hc.Retries) : undefined }).filter(
+      (e): e is [string, string] => e[1] !== undefined,
+    ),
+  );
+  return {
+    root,
+    workdir: config.WorkingDir || "/",
+    env,
+    cmd: config.Cmd ?? undefined,
+    entrypoint: config.Entrypoint ?? undefined,
+    user: config.User || undefined,
+    volumes: Object.keys(config.Volumes ?? {}),
+    healthcheck: hc?.Test && hc.Test[0] !== "NONE" ? { test: hc.Test, flags } : undefined,
+  };
 }
 
-async function build(runDir: string): Promise<Image> {
-  const dockerfile = await readFile(join(REPO, "Dockerfile"), "utf8");
-  const rules = existsSync(join(REPO, ".dockerignore")) ? readIgnore(await readFile(join(REPO, ".dockerignore"), "utf8")) : [];
-  const instructions = parseDockerfile(dockerfile);
-  const stages: Stage[] = [];
-  const buildLog: string[] = [];
-  let stage: Stage | undefined;
-  try {
-    for (const ins of instructions) {
-      const label = `${ins.keyword} ${ins.rest.replace(/\s+/g, " ").slice(0, 90)} (line ${ins.line})`;
-      if (ins.keyword !== "FROM" && !stage) fail(`line ${ins.line}: ${ins.keyword} before FROM`);
-      await step(label, async (): Promise<string> => {
-        // Every instruction but FROM has a stage (checked above).
-        const current = stage!;
-        switch (ins.keyword) {
-          case "FROM": {
-            const { remainder } = takeFlags(ins.rest, [], `FROM (line ${ins.line})`);
-            const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(remainder);
-            if (!m) fail(`FROM (line ${ins.line}): cannot read ${remainder}`);
-            const root = join(runDir, `stage-${stages.length}`);
-            await mkdir(root, { recursive: true });
-            const from = m[1]!;
-            const parent = stages.find((s) => s.name === from);
-            stage = { name: m[2], root, workdir: "/", env: {}, config: {}, cmdSet: false };
-            if (parent) {
-              await run("cp", ["-a", `${parent.root}/.`, root]);
-              Object.assign(stage, { workdir: parent.workdir, env: { ...parent.env }, config: structuredClone(parent.config) });
-            } else {
-              const variant = baseFor(from);
-              const { tarball, cached } = await baseTarball(variant);
-              await run("tar", ["-C", root, "--numeric-owner", "-xf", tarball]);
-              await debianImageSetup(root, variant);
-              const nodeEnv = await installNode(root);
-              stage.env = { PATH: DOCKER_DEFAULT_PATH, ...nodeEnv };
-              stage.config = { cmd: ["node"], entrypoint: [] };
-              stages.push(stage);
-              return `debootstrap bookworm ${variant === "slim" ? "minbase" : "+ buildpack-deps essentials"} (${cached ? "cached" : "fresh"}) + host Node ${process.versions.node}`;
-            }
-            stages.push(stage);
-            return `from stage ${parent.name}`;
-          }
-          case "WORKDIR":
-            current.workdir = posix.resolve(current.workdir, expand(ins.rest, current.env));
-            await mkdir(join(current.root, current.workdir), { recursive: true });
-            return current.workdir;
-          case "ENV": {
-            const parts = words(ins.rest, current.env);
-            const first = parts[0];
-            if (first !== undefined && !first.includes("=")) {
-              // legacy `ENV name value…`
-              current.env[first] = ins.rest.slice(ins.rest.indexOf(first) + first.length).trim();
-            } else {
-              for (const p of parts) {
-                const eq = p.indexOf("=");
-                if (eq <= 0) fail(`ENV (line ${ins.line}): ${p} is not name=value`);
-                current.env[p.slice(0, eq)] = p.slice(eq + 1);
-              }
-            }
-            return parts.join(" ");
-          }
-          case "COPY":
-            return instructionCopy(ins, current, stages, rules);
-          case "RUN": {
-            const { remainder } = takeFlags(ins.rest, [], `RUN (line ${ins.line})`);
-            const before = buildLog.length;
-            try {
-              await runStep(current, commandForm(remainder), buildLog);
-            } finally {
-              await writeFile(BUILD_LOG, buildLog.join(""));
-            }
-            return `${buildLog.slice(before).join("").split("\n").length} lines of output (${BUILD_LOG})`;
-          }
-          case "VOLUME": {
-            const vols = jsonForm(ins.rest) ?? words(ins.rest, current.env);
-            for (const v of vols) await mkdir(join(current.root, v), { recursive: true });
-            current.config.volumes = [...(current.config.volumes ?? []), ...vols];
-            return vols.join(" ");
-          }
-          case "USER":
-            current.config.user = expand(ins.rest, current.env);
-            return current.config.user;
-          case "EXPOSE":
-            current.config.exposed = [...(current.config.exposed ?? []), ...words(ins.rest, current.env)];
-            return current.config.exposed.join(" ");
-          case "HEALTHCHECK": {
-            const { flags, remainder } = takeFlags(ins.rest, ["interval", "timeout", "start-period", "start-interval", "retries"], `HEALTHCHECK (line ${ins.line})`);
-            if (/^NONE$/i.test(remainder)) {
-              current.config.healthcheck = undefined;
-              return "none";
-            }
-            const m = /^CMD\s+([\s\S]+)$/i.exec(remainder);
-            if (!m) fail(`HEALTHCHECK (line ${ins.line}): expected CMD or NONE`);
-            current.config.healthcheck = { test: commandForm(m[1]!.trim()), flags };
-            return JSON.stringify(flags);
-          }
-          case "ENTRYPOINT":
-            current.config.entrypoint = commandForm(ins.rest);
-            if (!current.cmdSet) current.config.cmd = []; // Docker drops a CMD inherited from the base when ENTRYPOINT is set
-            return JSON.stringify(current.config.entrypoint);
-          case "CMD":
-            current.config.cmd = commandForm(ins.rest);
-            current.cmdSet = true;
-            return JSON.stringify(current.config.cmd);
-          default:
-            return fail(`line ${ins.line}: this check does not know the ${ins.keyword} instruction; teach it before relying on it`);
-        }
-      });
-    }
-  } finally {
-    await unmountAll();
-  }
-  if (!stage) fail("the Dockerfile has no FROM");
-  const image = { root: stage.root, workdir: stage.workdir, env: stage.env, ...stage.config };
-  await writeFile(join(runDir, "image.json"), JSON.stringify(image, null, 2));
-  // Earlier stages are not part of the image.
-  for (const s of stages) if (s !== stage) await removeTree(s.root);
-  return image;
-}
-
-async function removeTree(dir: string): Promise<void> {
-  const left = await mountsUnder(dir);
-  if (left.length > 0) fail(`refusing to remove ${dir}: still mounted: ${left.join(", ")}`);
-  await rm(dir, { recursive: true, force: true });
+async function removeContainer(): Promise<void> {
+  if (!container || keep) return;
+  await run("buildah", ["umount", container], { quiet: true }).catch(() => {});
+  await run("buildah", ["rm", container], { quiet: true }).catch(() => {});
 }
 
 // ---------- running the image ----------
@@ -717,12 +318,30 @@ function freePort(): Promise<number> {
  */
 type Container = ReturnType<typeof startContainer>;
 
+/**
+ * The container's root is made with pivot_root in a mount namespace of its own, as a container
+ * runtime makes it, not with chroot: the kernel refuses a chrooted process a user namespace, and
+ * the worker's sandbox (bubblewrap, run as the image's unprivileged USER) needs one.
+ */
+const PIVOT = 'mount --rbind "$0" "$0" && cd "$0" && mkdir -p .host-root && pivot_root . .host-root && umount -l /.host-root && rmdir /.host-root && exec chroot "$@"';
+
 function startContainer(image: Image, env: Env, command?: string[]) {
   const argv = [...(image.entrypoint ?? []), ...(command ?? image.cmd ?? [])];
-  const child = spawn("unshare", ["--pid", "--fork", `--mount-proc=${join(image.root, "proc")}`, "chroot", ...chrootArgv(image.root, image.workdir, argv, image.user)], {
+  const pivot = ["/bin/sh", "-c", PIVOT, image.root, ...chrootArgv(".", image.workdir, argv, image.user)];
+  const child = spawn("unshare", ["--mount", "--propagation", "private", "--pid", "--fork", `--mount-proc=${join(image.root, "proc")}`, ...pivot], {
     env: containerEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // Its pid namespace, once its pid 1 is there: how its processes are found (processesIn).
+  void (async () => {
+    for (let i = 0; i < 100 && child.exitCode === null; i++) {
+      const children = await readFile(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").catch(() => "");
+      const pid = Number(children.trim().split(/\s+/)[0]);
+      const namespace = pid ? await readlink(`/proc/${pid}/ns/pid`).catch(() => "") : "";
+      if (namespace) return void containerNamespaces.add(namespace);
+      await sleep(50);
+    }
+  })();
   let out = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr.on("data", (c: Buffer) => (out += c.toString()));
@@ -859,6 +478,9 @@ function documentsIn(value: unknown, found: AnsweredDocument[] = []): AnsweredDo
   return found;
 }
 
+/** The container's output less the access log's lines, which would hide the worker's. */
+const withoutAccessLog = (out: string) => out.split("\n").filter((l) => !l.includes('"msg":"answered"')).join("\n");
+
 async function waitConverted(base: string, account: Account, ids: string[], container: Container, timeoutMs = 240_000): Promise<AnsweredDocument[]> {
   const t0 = Date.now();
   let docs: AnsweredDocument[] = [];
@@ -870,7 +492,7 @@ async function waitConverted(base: string, account: Account, ids: string[], cont
     if (docs.length === ids.length && docs.every((d) => d.state === "A")) return docs;
     await sleep(1000);
   }
-  return fail(`not converted within ${seconds(timeoutMs)}: ${JSON.stringify(docs.map((d) => [d.name, d.state]))}\n${container.out.slice(-4000)}`);
+  return fail(`not converted within ${seconds(timeoutMs)}: ${JSON.stringify(docs.map((d) => [d.name, d.state]))}\n${withoutAccessLog(container.out).slice(-4000)}`);
 }
 
 /** `docker stop`: SIGTERM to the container's pid 1, and it must be gone with everything it started. */
@@ -1021,18 +643,14 @@ async function runImage(image: Image, runDir: string): Promise<void> {
 // ---------- main ----------
 
 async function main(): Promise<void> {
-  if (process.getuid?.() !== 0) fail("needs root (debootstrap, chroot, mount)");
+  if (process.getuid?.() !== 0) fail("needs root (buildah, chroot, mount)");
   await mkdir(WORK, { recursive: true });
-  let image: Image;
-  if (reuse) {
-    runDir = resolve(reuse);
-    image = JSON.parse(await readFile(join(runDir, "image.json"), "utf8")) as Image;
-    log(`reusing the image built in ${runDir}`);
-  } else {
-    runDir = await mkdtemp(join(WORK, "run-"));
-    log(`building ${join(REPO, "Dockerfile")} in ${runDir}`);
-    image = await build(runDir);
-  }
+  const name = reuse ?? (await buildImage());
+  const image = await step(`buildah from ${name} + buildah mount: the image's file system and configuration`, async () => {
+    const value = await mountImage(name);
+    return { value, detail: `${value.root}; ENTRYPOINT ${JSON.stringify(value.entrypoint)} CMD ${JSON.stringify(value.cmd)} USER ${value.user} WORKDIR ${value.workdir}` };
+  });
+  runDir = await mkdtemp(join(WORK, "run-"));
   await inspectImage(image);
   await runImage(image, runDir);
 }
@@ -1058,10 +676,17 @@ async function inspectImage(image: Image): Promise<void> {
 }
 
 let runDir: string | undefined;
+/** What the containers run in: the mounted image, and the run's own folders. */
+const roots = () => [WORK, ...(imageRoot ? [imageRoot] : [])];
+let imageRoot: string | undefined;
+async function cleanUp(): Promise<void> {
+  for (const root of roots()) await killProcessesUnder(root);
+  await unmountAll();
+  await removeContainer();
+}
 const onSignal = async () => {
   log("interrupted: cleaning up");
-  await killProcessesUnder(WORK);
-  await unmountAll();
+  await cleanUp();
   process.exit(130);
 };
 process.once("SIGINT", () => void onSignal());
@@ -1069,9 +694,7 @@ process.once("SIGTERM", () => void onSignal());
 // Mounts must never outlive the check, whatever goes wrong.
 process.once("uncaughtException", (err: Error) => {
   process.stderr.write(`${err?.stack ?? String(err)}\n`);
-  void killProcessesUnder(WORK)
-    .then(() => unmountAll())
-    .finally(() => process.exit(1));
+  void cleanUp().finally(() => process.exit(1));
 });
 
 try {
@@ -1079,19 +702,20 @@ try {
 } catch (err) {
   if (!steps.some((s) => !s.ok)) steps.push({ name: "check", ok: false, ms: 0, detail: err instanceof CheckError ? err.message : ((err as Error | undefined)?.stack ?? String(err)) });
 } finally {
-  await killProcessesUnder(WORK);
+  for (const root of roots()) await killProcessesUnder(root);
   await unmountAll();
 }
 
-const leftMounts = await mountsUnder(WORK);
+const leftMounts = (await Promise.all(roots().map((r) => mountsUnder(r)))).flat().filter((m) => m !== imageRoot);
 if (leftMounts.length > 0) steps.push({ name: "no mounts left", ok: false, ms: 0, detail: leftMounts.join(", ") });
-if (runDir && !keep && !reuse && leftMounts.length === 0) await removeTree(join(WORK, basename(runDir))).catch(() => {});
+else await removeContainer();
+if (runDir && leftMounts.length === 0) await rm(runDir, { recursive: true, force: true }).catch(() => {});
 
 const ok = steps.length > 0 && steps.every((s) => s.ok);
-process.stdout.write(`\n==== check-dockerfile summary (${new Date().toISOString()}) ====\n`);
+process.stdout.write(`\n==== check-image summary (${new Date().toISOString()}) ====\n`);
 for (const s of steps) {
   process.stdout.write(`${s.ok ? "PASS" : "FAIL"}  ${seconds(s.ms).padStart(8)}  ${s.name}${s.detail ? `\n                ${String(s.detail).split("\n").join("\n                ")}` : ""}\n`);
 }
-process.stdout.write(`${ok ? "PASS" : "FAIL"}: ${steps.filter((s) => s.ok).length}/${steps.length} steps, ${seconds(Date.now() - started)} in all${keep || reuse ? `; image kept in ${runDir}` : ""}\n`);
-if (!ok && existsSync(BUILD_LOG)) process.stdout.write(`(output of the RUN steps: ${BUILD_LOG})\n`);
+process.stdout.write(`${ok ? "PASS" : "FAIL"}: ${steps.filter((s) => s.ok).length}/${steps.length} steps, ${seconds(Date.now() - started)} in all${keep ? `; image ${IMAGE} and container ${container} kept` : ""}\n`);
+if (!ok && existsSync(BUILD_LOG)) process.stdout.write(`(buildah's output: ${BUILD_LOG})\n`);
 process.exit(ok ? 0 : 1);

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { buffer as readAll } from "node:stream/consumers";
+import { after, before, describe, test } from "node:test";
+import sharp from "sharp";
+import { blobKeys } from "../../src/blobs/blob-keys.ts";
+import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
+import { pagesCommand } from "../../src/cli/pages-command.ts";
+import { ALL_VARIANT_WIDTHS, classifyPage, PAGE_WIDTHS } from "../../src/domain/page-images.ts";
+import { PAGE_VARIANTS } from "../../src/domain/job-kinds.ts";
+import { pageVariantsHandler } from "../../src/jobs/page-variants.ts";
+import { pageVariants } from "../../src/page-variants.ts";
+import type { Job } from "../../src/store/jobs.ts";
+import type { Store } from "../../src/store/open-store.ts";
+import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { newStoreDoc } from "../helpers/search-docs.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
+
+/**
+ * `quire pages reencode` (issue 30): one `page-variants` job per published document, each making
+ * every page's WebP variants from the page's stored master, the masters left as they are.
+ */
+
+const pgSkip = await postgresUnavailable();
+
+/** A master as a conversion before issue 30 stored it: a 1200 px JPEG q90 of black text on white. */
+async function master(page: number): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${PAGE_WIDTHS.read}" height="1553"><rect width="100%" height="100%" fill="#fff"/>${Array.from({ length: 30 }, (_, i) => `<text x="80" y="${120 + i * 44}" font-size="28" fill="#000">Page ${page}, line ${i + 1}: the quick brown fox jumps over the lazy dog</text>`).join("")}</svg>`;
+  return sharp(Buffer.from(svg)).jpeg({ quality: 90 }).toBuffer();
+}
+
+for (const dialect of DIALECTS) {
+  describe(`quire pages reencode on ${dialect.name}`, { skip: dialect.name === "postgres" ? pgSkip : undefined }, () => {
+    let store: Store;
+    let drop: () => Promise<void>;
+    let blobDir: string;
+    let blobs: LocalBlobStore;
+    let accountId: number;
+
+    before(async () => {
+      ({ store, drop } = await dialect.open());
+      blobDir = await mkdtemp(join(tmpdir(), "quire-page-variants-"));
+      blobs = new LocalBlobStore(blobDir);
+      accountId = await seedAccount(store, "olduser", "o".repeat(32), "s".repeat(32), 1);
+    });
+    after(async () => {
+      await drop();
+      await rm(blobDir, { recursive: true, force: true });
+    });
+
+    /** A document converted before the variants: its masters and thumbnails only. */
+    async function convertedLongAgo(title: string, pages: number) {
+      const doc = newStoreDoc(accountId, "olduser", { title, state: "P" });
+      await store.documents.insertWithJob(doc, "convert-document");
+      await store.documents.markActive(doc.documentId, { pageCount: pages, coverWidth: 600, coverHeight: 776, description: undefined, name: undefined }, Date.now());
+      for (let n = 1; n <= pages; n++) {
+        const m = await master(n);
+        await blobs.put(blobKeys.page(doc.blobId, n, "read", "jpg"), Readable.from([m]));
+        await blobs.put(blobKeys.page(doc.blobId, n, "thumb", "jpg"), Readable.from([await sharp(m).resize({ width: 200 }).jpeg().toBuffer()]));
+      }
+      return doc;
+    }
+    const output = () => {
+      const lines: string[] = [];
+      return { lines, write: (s: string) => void lines.push(s) };
+    };
+
+    test("queues one job per published document, not twice; each job makes every page's variants and leaves the masters", async () => {
+      const a = await convertedLongAgo("Old letter", 3);
+      const b = await convertedLongAgo("Old memo", 2);
+      const pending = newStoreDoc(accountId, "olduser", { title: "Still converting", state: "P" });
+      await store.documents.insertWithJob(pending, "convert-document");
+      const before = new Map<string, Buffer>();
+      for (const key of await blobs.list(blobKeys.prefix(a.blobId))) before.set(key, await readAll(await blobs.get(key)));
+
+      const out = output();
+      assert.equal(await pagesCommand(store, ["reencode"], out.write, out.write), 0);
+      assert.match(out.lines.join(""), /^2 documents queued/);
+      const queued = async () => (await dbOf(store).selectFrom("jobs").select(["documentId"]).where("kind", "=", PAGE_VARIANTS).where("state", "=", "queued").execute()).map((j) => j.documentId).sort();
+      assert.deepEqual(await queued(), [a.documentId, b.documentId].sort(), "published documents only");
+      assert.equal(await pagesCommand(store, ["reencode"], out.write, out.write), 0);
+      assert.deepEqual(await queued(), [a.documentId, b.documentId].sort(), "a document with a job queued is not queued again");
+
+      const handler = pageVariantsHandler({ store, variants: pageVariants(blobs) });
+      const run = (documentId: string) => handler.run({ job: { documentId, kind: PAGE_VARIANTS } as Job, signal: new AbortController().signal });
+      assert.equal(await run(a.documentId), "success");
+      for (let n = 1; n <= 3; n++) {
+        for (const w of ALL_VARIANT_WIDTHS) {
+          const body = await readAll(await blobs.get(blobKeys.pageVariant(a.blobId, n, w, "webp")));
+          const meta = await sharp(body).metadata();
+          assert.deepEqual([meta.format, meta.width], ["webp", w], `page ${n} at ${w}`);
+        }
+      }
+      for (const [key, body] of before) assert.deepEqual(await readAll(await blobs.get(key)), body, `${key} unchanged`);
+      // Run again (a lost lease, the command twice): nothing left to make, nothing made again.
+      const stamp = (await blobs.listWithTimes!(blobKeys.prefix(a.blobId))).filter((e) => e.key.includes("/w")).map((e) => `${e.key}@${e.modifiedAt}`).sort();
+      assert.equal(await run(a.documentId), "success");
+      assert.deepEqual((await blobs.listWithTimes!(blobKeys.prefix(a.blobId))).filter((e) => e.key.includes("/w")).map((e) => `${e.key}@${e.modifiedAt}`).sort(), stamp);
+    });
+
+    test("a deleted document, an unknown one and wrong arguments: skipped, refused, nothing queued", async () => {
+      const gone = await convertedLongAgo("Gone", 1);
+      await store.documents.deleteByNames(accountId, [gone.documentId]);
+      const handler = pageVariantsHandler({ store, variants: pageVariants(blobs) });
+      assert.equal(await handler.run({ job: { documentId: gone.documentId, kind: PAGE_VARIANTS } as Job, signal: new AbortController().signal }), "skipped");
+      const out = output();
+      const jobsBefore = (await dbOf(store).selectFrom("jobs").select("id").execute()).length;
+      assert.equal(await pagesCommand(store, ["reencode", "--document", "no-such-document"], out.write, out.write), 1);
+      assert.match(out.lines.join(""), /no published document "no-such-document"/);
+      for (const args of [["reencode", "--document"], ["reencode", "--everything"], ["reencode", "extra"], ["shrink"]]) {
+        assert.equal(await pagesCommand(store, args, out.write, out.write), 2, args.join(" "));
+      }
+      assert.equal((await dbOf(store).selectFrom("jobs").select("id").execute()).length, jobsBefore, "nothing queued");
+    });
+
+    test("a master missing (the document replaced or deleted meanwhile) ends the job skipped, not failed", async () => {
+      const doc = await convertedLongAgo("Half gone", 2);
+      await blobs.delete(blobKeys.page(doc.blobId, 2, "read", "jpg"));
+      const handler = pageVariantsHandler({ store, variants: pageVariants(blobs) });
+      assert.equal(await handler.run({ job: { documentId: doc.documentId, kind: PAGE_VARIANTS } as Job, signal: new AbortController().signal }), "skipped");
+    });
+  });
+}
+
+describe("classifyPage", () => {
+  test("black text on white is text, a grey photograph grey, any clear colour colour", () => {
+    const n = 10_000;
+    const text = new Uint8Array(n * 3).fill(255);
+    for (let i = 0; i < n * 3; i += 30) text[i] = text[i + 1] = text[i + 2] = 0;
+    assert.equal(classifyPage(text, 3), "text");
+    const grey = new Uint8Array(n).map((_, i) => 60 + (i % 120));
+    assert.equal(classifyPage(grey, 1), "grey");
+    const colour = Uint8Array.from(text);
+    for (let i = 0; i < 300; i += 3) [colour[i], colour[i + 1], colour[i + 2]] = [200, 30, 30];
+    assert.equal(classifyPage(colour, 3), "colour");
+    assert.equal(classifyPage(new Uint8Array(0), 3), "text");
+  });
+});

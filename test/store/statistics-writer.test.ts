@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
+import { packStatEvents, unpackStatEvents } from "../../src/store/dialects/sqlite-stats-messages.ts";
+import type { Store } from "../../src/store/open-store.ts";
+import type { StatEvent } from "../../src/store/statistics.ts";
+import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { dbOf } from "../helpers/store-db.ts";
+import { seedAccount } from "../helpers/seed-account.ts";
+
+/**
+ * `store.statistics.write`, what the counter calls: on SQLite in a thread of its own
+ * (sqlite-stats-writer.ts), on PostgreSQL on the pool; the batch, then the day's sweep.
+ */
+const pgSkip = await postgresUnavailable();
+
+const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
+const DAY = "2026-11-27";
+
+async function insertDoc(store: Store): Promise<{ accountId: number; documentId: string }> {
+  const accountId = await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1);
+  const now = Date.now();
+  const doc = buildNewDocument(
+    newDocumentIds(now),
+    { accountId, username: "alice", origin: "apiupload", orgDocType: "pdf", orgDocName: "a.pdf", defaultTitle: "a", slurpUrl: "", originalSize: 1, blobId: newBlobId() },
+    {
+      name: undefined, title: undefined, tags: [], commentsAllowed: true, description: undefined, downloadable: false, infoLink: "",
+      language: "", access: "public", explicit: false, category: "000000", type: "000000", ratingsAllowed: true, soundUrl: "",
+      publishDate: undefined, folderIds: [],
+    },
+    now,
+  );
+  await store.documents.insertWithJob(doc, "convert-document");
+  await dbOf(store).updateTable("documents").set({ state: "A", pageCount: 9 }).where("documentId", "=", doc.documentId).execute();
+  return { accountId, documentId: doc.documentId };
+}
+
+const eventsOf = (documentId: string): StatEvent[] => [
+  { kind: "view", documentId, readerKey: "r1", addressKey: "a1", at: T0, embedded: true, referrerHost: "news.example", startPage: 2 },
+  { kind: "view", documentId, readerKey: "r2", addressKey: "a2", at: T0 + 1, embedded: false, referrerHost: "", startPage: 1 },
+  { kind: "download", documentId, readerKey: "r2", addressKey: "a2", at: T0 + 2 },
+  { kind: "beacon", documentId, readerKey: "r1", at: T0 + 20_000, report: { page: 5, seconds: 12.5, turned: true, shares: 1, clicks: 2 } },
+  { kind: "impressions", documentId, at: T0 + 3, count: 4 },
+  { kind: "view", documentId: "no-such-document", readerKey: "r3", addressKey: "a3", at: T0 + 4, embedded: false, referrerHost: "", startPage: 1 },
+];
+
+test("a batch crosses to the writer thread in columns and comes out the same", () => {
+  const events = eventsOf("d1");
+  assert.deepStrictEqual(unpackStatEvents(packStatEvents(events)), events);
+  assert.deepStrictEqual(unpackStatEvents(packStatEvents([])), []);
+});
+
+for (const dialect of DIALECTS) {
+  describe(`statistics.write on ${dialect.name}`, { skip: dialect.name === "postgres" ? pgSkip : undefined }, () => {
+    test("writes the batch as record does, then sweeps past days' readers and salts; a closed store refuses it", async () => {
+      const { store, drop } = await dialect.open();
+      try {
+        const { accountId, documentId } = await insertDoc(store);
+        await dbOf(store).insertInto("dailySalts").values({ day: "2026-11-26", salt: "yesterday" }).execute();
+        assert.equal(await store.statistics.write(eventsOf(documentId)), 5, "the unknown document's view counts for nothing");
+        const r = await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } });
+        assert.deepEqual(
+          { views: r.totals.views, embedded: r.totals.embeddedViews, reads: r.totals.reads, downloads: r.totals.downloads, impressions: r.totals.impressions, shares: r.totals.shares, clicks: r.totals.clicks },
+          { views: 2, embedded: 1, reads: 1, downloads: 1, impressions: 4, shares: 1, clicks: 2 },
+        );
+        assert.deepEqual(r.referrers.find((x) => x.host === "news.example"), { host: "news.example", embedded: true, views: 1 });
+        assert.equal(r.depth.find((d) => d.page === 5)?.readers, 1);
+
+        // The next day: an empty batch with the sweep deletes the day before's readers and salt.
+        assert.equal(await store.statistics.write([], T0 + 86_400_000), 0);
+        assert.equal((await dbOf(store).selectFrom("statReaders").selectAll().execute()).length, 0);
+        assert.deepEqual(await dbOf(store).selectFrom("dailySalts").selectAll().execute(), []);
+        assert.equal((await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } })).totals.views, 2, "the figures stay");
+
+        await store.close();
+        await assert.rejects(store.statistics.write(eventsOf(documentId)));
+      } finally {
+        await drop().catch(() => undefined);
+      }
+    });
+  });
+}
