@@ -16,6 +16,7 @@ import { benchPagesImages } from "./pages.ts";
 import { benchPreauth } from "./preauth.ts";
 import { benchRender } from "./render.ts";
 import { benchScale } from "./scale.ts";
+import { benchSignIn } from "./sign-in.ts";
 import { benchSearch } from "./search.ts";
 import { benchReader } from "./reader.ts";
 import { benchReading } from "./reading.ts";
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   preauth: benchPreauth,
   render: benchRender,
   scale: benchScale,
+  "sign-in": benchSignIn,
   search: benchSearch,
   reader: benchReader,
   reading: benchReading,

@@ -5,6 +5,7 @@ import { parseSecretKeys } from "./domain/secret-box.ts";
 import { HOST_RE } from "./domain/host-names.ts";
 import { DEFAULT_OCR_LANGUAGES, parseLanguageList } from "./domain/ocr-languages.ts";
 import { FLUSH_EVERY_MS } from "./domain/statistics.ts";
+import { DEFAULT_HASH_COST } from "./domain/passwords.ts";
 
 /** Everything Quire reads from the environment, validated as a whole, typed and frozen. Nothing else reads process.env. */
 export interface Config {
@@ -12,6 +13,11 @@ export interface Config {
   port: number;
   uploadPort: number | undefined;
   publicUrl: string | undefined;
+  /**
+   * QUIRE_HOME: what `/` answers. Unset or empty: the home page (sign in, search, recent public
+   * documents). A path on this site (`/app`, `/demo`) or an http(s) address: a 302 redirect there.
+   */
+  homeRedirect: string | undefined;
   /**
    * QUIRE_ALLOWED_HOSTS: `Host` values (`name` or `name:port`, lowercase) whose own address the public
    * pages may write into absolute links when publicUrl is unset; any other Host gets none.
@@ -102,7 +108,10 @@ export interface Config {
    */
   anonymousBurst: number;
   anonymousPerSecond: number;
-  /** log2 of scrypt's N for new web app passwords (QUIRE_PASSWORD_HASH_COST); stored hashes keep their own. */
+  /**
+   * log2 of scrypt's N for new web app passwords (QUIRE_PASSWORD_HASH_COST, default 14 with p = 5:
+   * src/domain/passwords.ts); older hashes stay valid and are rehashed with it at their next sign-in.
+   */
   passwordHashCost: number;
   /** Web app sign-in attempts for one username from one address (or device), then one more every 15 minutes / this (QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT). */
   signInAttemptsPerAccount: number;
@@ -263,6 +272,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const publicUrl = env.QUIRE_PUBLIC_URL || undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) problems.push(`QUIRE_PUBLIC_URL=${publicUrl}: expected http(s)://host[:port]`);
 
+  const homeRedirect = env.QUIRE_HOME?.trim() || undefined;
+  if (homeRedirect !== undefined && !/^(\/(?![/\\])[\x21-\x7e]*|https?:\/\/[^/\s]+[\x21-\x7e]*)$/.test(homeRedirect)) {
+    problems.push(`QUIRE_HOME=${homeRedirect}: expected a path on this site (/app, /<username>) or an http(s):// address`);
+  }
+
   const allowedHosts = (env.QUIRE_ALLOWED_HOSTS ?? "").split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== "");
   for (const h of allowedHosts) {
     if (!HOST_RE.test(h)) problems.push(`QUIRE_ALLOWED_HOSTS: ${JSON.stringify(h)} is not a host name or host:port`);
@@ -311,6 +325,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int("QUIRE_PORT", 8080, 0, 65535) ?? 8080,
     uploadPort: int("QUIRE_UPLOAD_PORT", undefined, 0, 65535),
     publicUrl: publicUrl?.replace(/\/+$/, ""),
+    homeRedirect,
     allowedHosts,
     trustProxy,
     textMaxPageChars: int("QUIRE_TEXT_MAX_PAGE_CHARS", 20_000, 100, 10_000_000) ?? 20_000,
@@ -353,7 +368,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     searchQueue: int("QUIRE_SEARCH_QUEUE", 64, 0, 100_000) ?? 64,
     anonymousBurst: int("QUIRE_ANONYMOUS_BURST", 60, 1, 1_000_000) ?? 60,
     anonymousPerSecond: num("QUIRE_ANONYMOUS_PER_SECOND", 2, 0, 1_000_000),
-    passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", 17, 12, 20) ?? 17,
+    passwordHashCost: int("QUIRE_PASSWORD_HASH_COST", DEFAULT_HASH_COST, 12, 20) ?? DEFAULT_HASH_COST,
     signInAttemptsPerAccount: int("QUIRE_SIGNIN_ATTEMPTS_PER_ACCOUNT", 10, 1, 10_000) ?? 10,
     signInAttemptsPerAddress: int("QUIRE_SIGNIN_ATTEMPTS_PER_ADDRESS", 30, 1, 100_000) ?? 30,
     signInFailuresPerAccount: int("QUIRE_SIGNIN_FAILURES_PER_ACCOUNT", 50, 1, 100_000) ?? 50,

@@ -40,10 +40,10 @@ export async function addKey(store: Store, username: string): Promise<NewCredent
 }
 
 /** A new key for a signed-in account (the app's keys page): the secret is answered once, never kept readable. */
-export async function addKeyTo(store: Store, accountId: number): Promise<Omit<NewCredentials, "username">> {
+export async function addKeyTo(store: Store, accountId: number, label = ""): Promise<Omit<NewCredentials, "username">> {
   const apiKey = newApiToken();
   const apiSecret = newApiToken();
-  await store.accounts.addKeyTo(accountId, apiKey, apiSecret, Date.now());
+  await store.accounts.addKeyTo(accountId, apiKey, apiSecret, Date.now(), label);
   return { apiKey, apiSecret };
 }
 

@@ -176,6 +176,12 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return Number(r.numUpdatedRows) > 0;
     },
 
+    /** Replaces the hash only while it is still `before` (a rehash must not undo a password set meanwhile). */
+    async replacePasswordHash(accountId: number, before: string, passwordHash: string): Promise<boolean> {
+      const r = await db.updateTable("accounts").set({ passwordHash }).where("id", "=", accountId).where("passwordHash", "=", before).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     /** What signing in to the web app checks. */
     async signInRecord(username: string): Promise<{ id: number; username: string; passwordHash: string | null } | undefined> {
       return db.selectFrom("accounts").select(["id", "username", "passwordHash"]).where("username", "=", username).executeTakeFirst();
@@ -186,20 +192,20 @@ export function accountsRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
     },
 
     /** One account's keys, newest first; never their secrets (those are shown once, when made). */
-    async keysOf(accountId: number): Promise<Array<{ apiKey: string; createdAt: number; revokedAt: number | null }>> {
+    async keysOf(accountId: number): Promise<Array<{ apiKey: string; createdAt: number; revokedAt: number | null; label: string }>> {
       return db
         .selectFrom("apiKeys")
-        .select(["apiKey", "createdAt", "revokedAt"])
+        .select(["apiKey", "createdAt", "revokedAt", "label"])
         .where("accountId", "=", accountId)
         .orderBy("createdAt", "desc")
         .orderBy("apiKey")
         .execute();
     },
 
-    async addKeyTo(accountId: number, apiKey: string, apiSecret: string, now: number): Promise<void> {
+    async addKeyTo(accountId: number, apiKey: string, apiSecret: string, now: number, label = ""): Promise<void> {
       await db
         .insertInto("apiKeys")
-        .values({ apiKey, accountId, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null })
+        .values({ apiKey, accountId, apiSecret: secrets.seal(apiSecret, apiKey), createdAt: now, revokedAt: null, label })
         .execute();
     },
 

@@ -135,6 +135,47 @@ export function bookmarksRepo(db: Kysely<Database>) {
       return row ? { ...row, pageCount: Number(row.pageCount) } : undefined;
     },
 
+    /** The folders of the account that hold one of its bookmarks of this document (the app's "Folders" block of a document). */
+    async foldersOfDocument(accountId: number, documentId: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom("bookmarks")
+        .innerJoin("bookmarkFolders", "bookmarkFolders.bookmarkId", "bookmarks.bookmarkId")
+        .select("bookmarkFolders.folderId")
+        .distinct()
+        .where("bookmarks.accountId", "=", accountId)
+        .where("bookmarks.documentId", "=", documentId)
+        .execute();
+      return rows.map((r) => r.folderId);
+    },
+
+    /**
+     * Puts the document in exactly these of the account's folders (checked by the caller): a new
+     * bookmark at page 1 in those it is not in; out of the others, where a bookmark that was only
+     * there goes with it (one placed elsewhere too, or in no folder at all, stays). One transaction.
+     */
+    async setDocumentFolders(accountId: number, doc: BookmarkableDocument, folderIds: readonly string[], newBookmarkId: () => string, now: number): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const links = await trx
+          .selectFrom("bookmarks")
+          .innerJoin("bookmarkFolders", "bookmarkFolders.bookmarkId", "bookmarks.bookmarkId")
+          .select(["bookmarks.bookmarkId", "bookmarkFolders.folderId"])
+          .where("bookmarks.accountId", "=", accountId)
+          .where("bookmarks.documentId", "=", doc.documentId)
+          .execute();
+        const wanted = new Set(folderIds);
+        const have = new Set(links.map((l) => l.folderId));
+        for (const l of links.filter((x) => !wanted.has(x.folderId))) {
+          await trx.deleteFrom("bookmarkFolders").where("bookmarkId", "=", l.bookmarkId).where("folderId", "=", l.folderId).execute();
+          const left = await trx.selectFrom("bookmarkFolders").select("folderId").where("bookmarkId", "=", l.bookmarkId).executeTakeFirst();
+          if (!left) await trx.deleteFrom("bookmarks").where("bookmarkId", "=", l.bookmarkId).execute();
+        }
+        const add = folderIds.filter((f) => !have.has(f));
+        if (add.length > 0) {
+          await insert(trx, { bookmarkId: newBookmarkId(), accountId, documentId: doc.documentId, title: doc.title, description: doc.description, page: 1 }, [...add], now);
+        }
+      });
+    },
+
     /** The folder ids must be the account's (checked by the caller); placed in one transaction. */
     async add(
       accountId: number,

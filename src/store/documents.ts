@@ -35,6 +35,8 @@ export interface DocumentListQuery {
   drafts?: boolean;
   /** v2's `q`: a case-insensitive substring of the title or the description. */
   text?: string;
+  /** Only documents in this folder of the account (the app's list). */
+  folderId?: string;
   sortBy: DocumentSortField;
   order: "asc" | "desc";
   startIndex: number;
@@ -94,6 +96,20 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
     if (q.orgDocTypes?.length) query = query.where("documents.orgDocType", "in", [...q.orgDocTypes]);
     if (q.origins?.length) query = query.where("documents.origin", "in", [...q.origins]);
     if (q.orgDocName !== undefined) query = query.where("documents.orgDocName", "=", q.orgDocName);
+    if (q.folderId !== undefined) {
+      // The app's folder filter: documents the account has a bookmark of in this folder (decisions §7).
+      const folderId = q.folderId;
+      query = query.where((w) =>
+        w.exists(
+          w.selectFrom("bookmarks")
+            .innerJoin("bookmarkFolders", "bookmarkFolders.bookmarkId", "bookmarks.bookmarkId")
+            .select("bookmarks.bookmarkId")
+            .whereRef("bookmarks.documentId", "=", "documents.documentId")
+            .where("bookmarks.accountId", "=", q.accountId)
+            .where("bookmarkFolders.folderId", "=", folderId),
+        ),
+      );
+    }
     query = query.where("documents.draft", "=", q.drafts === true ? 1 : 0);
     if (q.text !== undefined && q.text !== "") {
       const pattern = `%${q.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -421,6 +437,45 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
           .execute();
         return { previousBlobId: before.blobId };
       });
+    },
+
+    /**
+     * F -> P for one of the account's failed documents, with a new conversion job of the same
+     * original (kept when a conversion fails, conversion-steps.ts failDocument), in one transaction
+     * guarded by the state: answers false when it is not the account's, or not failed (a second
+     * press, another tab), and nothing changes then.
+     */
+    async retryFailed(accountId: number, documentId: string, now: number, requestId?: string): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const r = await trx
+          .updateTable("documents")
+          .set({ state: "P", pageCount: 0, coverWidth: 0, coverHeight: 0, errorCode: 0, errorMessage: "", updatedAt: now })
+          .where("accountId", "=", accountId).where("documentId", "=", documentId).where("state", "=", "F").where("draft", "=", 0)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) !== 1) return false;
+        // The failed run's jobs (ended) make way for the new one: one conversion job per document.
+        await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();
+        await trx
+          .insertInto("jobs")
+          .values({
+            kind: "convert-document", documentId, accountId, state: "queued", attempts: 0, runAt: now,
+            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
+          })
+          .execute();
+        return true;
+      });
+    },
+
+    /** The account's documents made since `sinceMs` (newest first, at most `limit`): the list's "new elsewhere" poll. */
+    async recentOf(accountId: number, sinceMs: number, limit: number): Promise<DocumentRecord[]> {
+      const rows = await selectRecords()
+        .where("documents.accountId", "=", accountId)
+        .where("documents.createdAt", ">", sinceMs)
+        .where("documents.draft", "=", 0)
+        .orderBy("documents.createdAt", "desc")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
     },
 
     /**

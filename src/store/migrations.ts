@@ -560,6 +560,25 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         await db.schema.createIndex("document_old_names_document").ifNotExists().on("document_old_names").column("document_id").execute();
       },
     },
+    "0018_app_ux": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Issue 26 item 9. The content's SHA-256 of files uploaded through the app, so the same file
+        // uploaded again can say "already uploaded as …" (a hint, never a refusal). Goes with its document.
+        await db.schema
+          .createTable("upload_checksums")
+          .ifNotExists()
+          .addColumn("document_id", "text", (c) => c.primaryKey().references("documents.document_id").onDelete("cascade"))
+          .addColumn("account_id", "integer", (c) => c.notNull().references("accounts.id").onDelete("cascade"))
+          .addColumn("sha256", "text", (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex("upload_checksums_account").ifNotExists().on("upload_checksums").columns(["account_id", "sha256"]).execute();
+        // A name the publisher gives an API key (which program uses it); empty for older keys.
+        if (!(await hasColumn(db, "api_keys", "label"))) {
+          await db.schema.alterTable("api_keys").addColumn("label", "text", (c) => c.notNull().defaultTo("")).execute();
+        }
+      },
+    },
   };
 }
 

@@ -19,6 +19,7 @@ import { jobsRepo } from "./jobs.ts";
 import { migrateToLatest } from "./migrations.ts";
 import { webhookDeliveriesRepo } from "./webhook-deliveries.ts";
 import { webhooksRepo } from "./webhooks.ts";
+import { uploadChecksumsRepo } from "./upload-checksums.ts";
 import { pageRangesRepo } from "./page-ranges.ts";
 import { publicPagesRepo } from "./public-pages.ts";
 import { DEFAULT_SEARCH_LIMITS, SearchGate, type SearchLimits } from "./search-gate.ts";
@@ -53,6 +54,8 @@ export interface Store {
   readonly ratings: ReturnType<typeof documentRatingsRepo>;
   /** v2 bearer tokens (migration 0015). */
   readonly apiTokens: ReturnType<typeof apiTokensRepo>;
+  /** Content hashes of app uploads (migration 0017): "already uploaded as …". */
+  readonly uploadChecksums: ReturnType<typeof uploadChecksumsRepo>;
   /** What only v2 knows of documents, and stacks' access types (migration 0015). */
   readonly documentV2: ReturnType<typeof documentV2Repo>;
   /** A published document's new file, converting beside its pages (migration 0016). */
@@ -137,6 +140,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     comments: documentCommentsRepo(db),
     ratings: documentRatingsRepo(db),
     apiTokens: apiTokensRepo(db, dialect.changeEpoch?.bind(dialect)),
+    uploadChecksums: uploadChecksumsRepo(db),
     documentV2: documentV2Repo(db),
     replacements: documentReplacementsRepo(db, dialect),
     dailySalts: dailySaltsRepo(db),

@@ -58,6 +58,27 @@ export function publicPagesRepo(db: Kysely<Database>) {
         .execute();
     },
 
+    /**
+     * The newest public, active documents of every account, for the home page. Explicit ones are
+     * left out: nothing of them (cover, title) shows before a reader agrees, on their own page.
+     */
+    async recentPublic(limit: number): Promise<DocumentRecord[]> {
+      const rows = await db
+        .selectFrom("documents")
+        .innerJoin("accounts", "accounts.id", "documents.accountId")
+        .selectAll("documents")
+        .select("accounts.username")
+        .where("documents.access", "=", "public")
+        .where("documents.state", "=", "A")
+        .where("documents.draft", "=", 0)
+        .where("documents.explicit", "=", 0)
+        .orderBy("documents.publishDate", "desc")
+        .orderBy("documents.documentId")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
     /** The start page of an embed, when it is an embed of this document. */
     async embedStartPage(accountId: number, documentId: string, embedId: number): Promise<number | undefined> {
       if (!Number.isSafeInteger(embedId) || embedId < 1 || embedId > 2_147_483_647) return undefined;

@@ -38,6 +38,8 @@ export interface ApiKeysTable {
   apiSecret: string;
   createdAt: number;
   revokedAt: number | null;
+  /** The publisher's name for the key (migration 0017); "" when none was given. */
+  label: ColumnType<string, string | undefined, string>;
 }
 
 export interface DocumentsTable {
@@ -347,6 +349,13 @@ export interface StatMonthsTable {
   readSeconds: number;
 }
 
+/** The content hash of a file uploaded through the app (migration 0017): "already uploaded as …". */
+export interface UploadChecksumsTable {
+  documentId: string;
+  accountId: number;
+  sha256: string;
+}
+
 /**
  * A new file for a document that stays published meanwhile (migration 0016): converted under its
  * own `blobId` by the job `jobId`; `state` P while converting, F when it failed (the document keeps
@@ -378,6 +387,7 @@ export interface DocumentOldNamesTable {
 }
 
 export interface Database {
+  uploadChecksums: UploadChecksumsTable;
   accounts: AccountsTable;
   documentOldNames: DocumentOldNamesTable;
   apiKeys: ApiKeysTable;

@@ -48,7 +48,7 @@ export function webhooksRepo(db: Kysely<Database>, secrets: SecretBox = new Secr
       return row && { url: row.url, events: parseEvents(row.events) };
     },
 
-    /** For the delivery job only: the webhook with its secret opened. */
+    /** For the delivery job, and the app's webhook page the once it shows a new secret: the webhook with its secret opened. */
     async getForDelivery(accountId: number): Promise<WebhookForDelivery | undefined> {
       const row = await db.selectFrom("webhooks").select(["url", "events", "secret"]).where("accountId", "=", accountId).executeTakeFirst();
       return row && { url: row.url, events: parseEvents(row.events), secret: secrets.open(row.secret, sealedFor(accountId)) };

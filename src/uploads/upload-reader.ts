@@ -1,3 +1,4 @@
+import { createHash, type Hash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
@@ -13,6 +14,8 @@ export interface SpooledFile {
   path: string;
   size: number;
   fileName: string;
+  /** The content's SHA-256 (hex), when the reader was asked for it (`digest`). */
+  sha256?: string;
 }
 
 /** Where the form's fields go as they come; `add` throws (201) on a name sent twice. */
@@ -33,6 +36,8 @@ export interface UploadReaderOptions {
    * there (or undefined to go on); or undefined when the file need not be metered.
    */
   spoolMeter?: () => Promise<SpoolMeter | undefined>;
+  /** Hash the file as it streams (the web app tells a file uploaded twice by it); no second read of the spool. */
+  digest?: "sha256";
 }
 
 export type SpoolMeter = (bytes: number) => QuireError | undefined | Promise<QuireError | undefined>;
@@ -45,6 +50,16 @@ function metered(meter: SpoolMeter): Transform {
         (refusal) => (refusal ? done(refusal) : done(null, chunk)),
         (err: unknown) => done(err as Error),
       );
+    },
+  });
+}
+
+/** Passes every chunk on unchanged, hashing it on the way. */
+function hashing(hash: Hash): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
     },
   });
 }
@@ -153,9 +168,11 @@ export function readUpload(req: IncomingMessage, params: FieldSink, opts: Upload
         // Counted by the writer: a listener on the file stream would start it flowing before we are ready.
         const out = createWriteStream(spoolPath, { flags: "wx" });
         piped = true;
-        if (meter) await pipeline(stream, metered(meter), out, { signal: aborted.signal });
-        else await pipeline(stream, out, { signal: aborted.signal });
-        return { path: spoolPath, size: out.bytesWritten, fileName };
+        const hash = opts.digest ? createHash(opts.digest) : undefined;
+        const stages: Transform[] = [...(meter ? [metered(meter)] : []), ...(hash ? [hashing(hash)] : [])];
+        if (stages.length === 0) await pipeline(stream, out, { signal: aborted.signal });
+        else await pipeline([stream, ...stages, out], { signal: aborted.signal });
+        return { path: spoolPath, size: out.bytesWritten, fileName, ...(hash ? { sha256: hash.digest("hex") } : {}) };
       })();
       spooled.catch(fail);
     });

@@ -12,6 +12,7 @@ import { Answer, AnswerCache, encodingFor, sendAnswer, sendBody } from "./page-a
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
+import { HOME_RECENT, homePage } from "./home-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
 import { readerFeedback, COMMENTS_PAGE_SIZE } from "./reader-comments.ts";
 import { registerReaderFeedbackRoutes } from "./reader-feedback-routes.ts";
@@ -151,6 +152,14 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     const counting = registerStatistics(web, { config: deps.config, store: deps.store, findDoc: findCurrent });
     registerSearchRoutes(web, { store: deps.store, assets, origin, findDoc: findFollowingRenames, notFound, budget, counting });
     await registerReaderFeedbackRoutes(web, { config: deps.config, store: deps.store, assets, findDoc, notFound });
+
+    // `/`: the home page, or where the operator sends it (QUIRE_HOME, read once in src/config.ts).
+    web.get("/", async (req, reply) => {
+      if (deps.config.homeRedirect !== undefined) return reply.header("cache-control", "no-cache").redirect(deps.config.homeRedirect, 302);
+      const recent = await repo.recentPublic(HOME_RECENT);
+      setPageHeaders(reply, { frameable: false, noindex: false });
+      return sendWithEtag(req, reply, homePage(recent, assets, origin(req)).value, HTML, REVALIDATE);
+    });
 
     web.get("/robots.txt", async (req, reply) => {
       // A sitemap is named only where its absolute address is known (it is 404 otherwise).

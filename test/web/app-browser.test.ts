@@ -171,11 +171,16 @@ describe("web app in a real browser", { timeout: 180_000 }, () => {
     await fx.stopWorker();
     const pending = await fx.uploadPending(PDF, { title: "Brand new" });
     await page.goto(`${origin}/app/documents`);
-    assert.equal(await rowState(page, pending), "Processing");
+    assert.equal(await rowState(page, pending), "Processing…");
+    // Only a published document has a reader page: no View link yet, and its date is the upload's.
+    assert.equal(await page.locator(`li.doc[data-id="${pending.documentId}"] a.view`).count(), 0);
+    assert.equal(await page.locator(`li.doc[data-id="${pending.documentId}"] [data-when]`).innerText(), "Uploaded");
     await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
     await fx.resumeWorker();
     await page.waitForFunction((id) => document.querySelector(`li.doc[data-id="${id}"]`)?.getAttribute("data-state") === "A", pending.documentId, { timeout: 90_000 });
     assert.equal(await rowState(page, pending), "Published");
+    // Its View link came with it, without a reload.
+    await page.locator(`li.doc[data-id="${pending.documentId}"] a.view`).waitFor();
     assert.equal(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true);
     assert.match(await page.locator("#live").innerText(), /Brand new: Published/);
   });

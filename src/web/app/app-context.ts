@@ -29,6 +29,14 @@ declare module "fastify" {
     accountId?: number;
     /** The CSRF token's secret (@fastify/csrf-protection in session mode), made with the session's first form. */
     _csrf?: string;
+    /**
+     * What the keys page shows once after its POST redirected (post/redirect/get): the new key's
+     * apiKey (its secret is opened from the store for that one answer, never copied here), or a new
+     * v2 token, which is stored only hashed and so rides here for the one redirect; cleared when shown.
+     */
+    shownOnce?: { apiKey: string } | { token: string };
+    /** The webhook page shows the webhook's (new) secret on the page its POST redirects to, once; the secret stays in the store. */
+    webhookSecretOnce?: boolean;
   }
   interface FastifyRequest {
     /** Set by the session guard on every signed-in route; undefined elsewhere. */

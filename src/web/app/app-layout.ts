@@ -5,7 +5,7 @@ import { scriptNonce, setPageHeaders } from "../web-headers.ts";
 import type { AppContext, SignedInAccount } from "./app-context.ts";
 
 /** The sections of the header's navigation. */
-export type AppSection = "documents" | "upload" | "folders" | "keys" | "statistics" | "comments";
+export type AppSection = "documents" | "upload" | "folders" | "keys" | "webhooks" | "statistics" | "comments";
 
 export const APP_BASE = "/app";
 
@@ -14,6 +14,7 @@ const NAV: ReadonlyArray<{ section: AppSection; label: string; href: string }> =
   { section: "upload", label: "Upload", href: `${APP_BASE}/upload` },
   { section: "folders", label: "Folders", href: `${APP_BASE}/folders` },
   { section: "keys", label: "Keys", href: `${APP_BASE}/keys` },
+  { section: "webhooks", label: "Webhooks", href: `${APP_BASE}/webhooks` },
   { section: "statistics", label: "Statistics", href: `${APP_BASE}/statistics` },
   { section: "comments", label: "Comments", href: `${APP_BASE}/comments` },
 ];

@@ -8,6 +8,7 @@ import { registerFoldersPage } from "./folders-page.ts";
 import { registerSharePage } from "./share-page.ts";
 import { registerCommentsPage } from "./comments-page.ts";
 import { registerStatisticsPage } from "./statistics-page.ts";
+import { registerWebhooksPage } from "./webhooks-page.ts";
 
 /**
  * A page module: registers its routes (paths relative to /app) on the signed-in scope, where the
@@ -25,4 +26,5 @@ export const SIGNED_IN_PAGES: readonly AppPageModule[] = [
   registerSharePage,
   registerCommentsPage,
   registerStatisticsPage,
+  registerWebhooksPage,
 ];

@@ -1,8 +1,11 @@
+import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../../blobs/blob-keys.ts";
 import { formatNamedOtherwise, type DocumentRecord } from "../../domain/document.ts";
 import { deleteDocuments, updateDocument } from "../../domain/document-operations.ts";
+import { QuireError } from "../../domain/errors.ts";
+import type { FolderRecord } from "../../store/folders.ts";
 import { readDocumentUpdate } from "../../domain/document-update.ts";
 import { coverPath, docPath } from "../document-paths.ts";
 import { html } from "../html.ts";
@@ -11,7 +14,7 @@ import { describeFailure, noticeBox } from "./app-errors.ts";
 import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
 import { categoryName, languageName, shortDate, typeName } from "./app-words.ts";
 import { changedParams, documentForm, formValues, submittedValues } from "./document-form.ts";
-import { stateCell } from "./documents-page.ts";
+import { retryForm, stateCell } from "./documents-page.ts";
 import { registerReplaceFile, replaceFileSection, REPLACE_NOTICES } from "./replace-file-form.ts";
 
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
@@ -37,9 +40,37 @@ function notFound(ctx: AppContext, req: FastifyRequest, reply: FastifyReply) {
 <p>This document does not exist, or no longer does. <a href="${APP_BASE}/documents">Back to your documents</a>.</p>`, 404);
 }
 
+/**
+ * The document's folders, a block of its own beside the fields' form (issue 26 item 9): tick the
+ * folders it is in. Folders hold bookmarks (decisions §7), so this is its own form and POST.
+ */
+function folderBlock(href: string, csrf: string, folders: FolderRecord[], inFolders: readonly string[], saved = false) {
+  if (folders.length === 0) return html`<fieldset class="doc-folders"><legend>Folders</legend><p>No folders yet. <a href="${APP_BASE}/folders">Make one</a>.</p></fieldset>`;
+  const chosen = new Set(inFolders);
+  return html`<form method="post" action="${href}/folders" class="doc-folders-form" id="folders">${csrfField(csrf)}
+<fieldset class="doc-folders"><legend>Folders</legend>
+${saved && html`<p class="message notice" role="status">Saved.</p>`}
+<p class="hint">A folder shows the document once it is published.</p>
+${folders.map((f) => html`<label class="check"><input type="checkbox" name="folderIds" value="${f.folderId}"${chosen.has(f.folderId) ? html` checked` : ""}> ${f.name}</label>`)}
+<button type="submit">Save folders</button>
+</fieldset>
+</form>`;
+}
+
+/** The account's folders, and those of them holding this document. */
+async function folderFacts(ctx: AppContext, accountId: number, documentId: string) {
+  const [folders, inFolders] = await Promise.all([
+    ctx.store.folders.listPage(accountId, { sortBy: "name", order: "asc", startIndex: 0, pageSize: 1000 }).then((p) => p.items),
+    ctx.store.bookmarks.foldersOfDocument(accountId, documentId),
+  ]);
+  return { folders, inFolders };
+}
+
 async function documentView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, doc: DocumentRecord, form: Parameters<typeof documentForm>[2], notice?: string, status = 200, replaceError?: string) {
   // Replace file (issue 26 item 5): its own block, below the edit form (src/web/app/replace-file-form.ts).
   const replacement = await ctx.store.replacements.get(doc.documentId);
+  // Folders (issue 26 item 9): a block of their own too.
+  const { folders, inFolders } = await folderFacts(ctx, accountOf(req).id, doc.documentId);
   return sendAppPage(ctx, req, reply, { title: doc.title, section: "documents" }, (csrf) => html`<p><a href="${APP_BASE}/documents">← Documents</a></p>
 <h1>${doc.title}</h1>
 ${noticeBox(notice)}
@@ -52,7 +83,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 <li><a href="${docHref(doc)}/original">Download the original</a></li>
 </ul>
 <dl class="facts">
-<dt>State</dt><dd>${stateCell(doc)}</dd>
+<dt>State</dt><dd>${stateCell(doc)}${doc.state === "F" && retryForm(doc, csrf, "document")}</dd>
 <dt>Pages</dt><dd>${doc.pageCount}</dd>
 <dt>Format</dt><dd>${formatFact(doc)}</dd>
 <dt>File</dt><dd>${doc.orgDocName}</dd>
@@ -65,6 +96,7 @@ ${doc.state === "A" && html`<li><a href="${docHref(doc)}/share">Share: link, emb
 </div>
 <div>
 ${documentForm(docHref(doc), csrf, form)}
+${folderBlock(docHref(doc), csrf, folders, inFolders, notice === NOTICES.folders)}
 ${replaceFileSection(doc, replacement, csrf, ctx.config.maxUploadBytes, replaceError)}
 <fieldset class="danger-zone">
 <legend>Delete</legend>
@@ -75,7 +107,10 @@ ${replaceFileSection(doc, replacement, csrf, ctx.config.maxUploadBytes, replaceE
 </div>`, status);
 }
 
-const NOTICES: Readonly<Record<string, string>> = { saved: "Your changes were saved.", unchanged: "Nothing was changed.", ...REPLACE_NOTICES };
+const NOTICES: Readonly<Record<string, string>> = {
+  saved: "Your changes were saved.", folders: "The document's folders were saved.", unchanged: "Nothing was changed.",
+  retried: "The document is being converted again.", ...REPLACE_NOTICES,
+};
 
 /** One document (issue 14 item 2): every field the API lets its owner change, delete with a confirmation. */
 export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): void {
@@ -83,6 +118,20 @@ export function registerDocumentPage(scope: FastifyInstance, ctx: AppContext): v
     const doc = await ownDocument(ctx, req);
     if (!doc) return notFound(ctx, req, reply);
     return documentView(ctx, req, reply, doc, { values: formValues(doc) }, NOTICES[field(req.query, "done") ?? ""]);
+  });
+
+  scope.post<Params>("/documents/:documentId/folders", async (req, reply) => {
+    const doc = await ownDocument(ctx, req);
+    if (!doc) return notFound(ctx, req, reply);
+    const account = accountOf(req);
+    const raw = req.body !== null && typeof req.body === "object" && Object.hasOwn(req.body, "folderIds") ? (req.body as Record<string, unknown>).folderIds : [];
+    const sent = [...new Set((Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === "string"))];
+    // Only the account's own folders (another's id refuses the whole form, as svc.bookmark.add does).
+    if (sent.length > 1000 || !(await ctx.store.folders.ownsAll(account.id, sent))) throw new QuireError("201", "folderIds");
+    const target = await ctx.store.bookmarks.findBookmarkable(account.id, account.username, doc.documentId);
+    if (!target || target.accountId !== account.id) return notFound(ctx, req, reply);
+    await ctx.store.bookmarks.setDocumentFolders(account.id, target, sent, randomUUID, Date.now());
+    return reply.redirect(`${docHref(doc)}?done=folders#folders`, 303);
   });
 
   scope.post<Params>("/documents/:documentId", async (req, reply) => {

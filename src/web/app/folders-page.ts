@@ -59,8 +59,9 @@ ${v.items.length === 0 ? html`<p>No published document in this folder yet.</p>` 
   )}</ol>`}
 <h2>Add a document</h2>
 ${v.candidates.length === 0 ? html`<p>Every published document of yours is in this folder already.</p>` : html`<form class="stack" method="post" action="${here}/add">${csrfField(csrf)}
-<label for="f-doc">Document</label>
-<select id="f-doc" name="documentId">${v.candidates.map((d) => html`<option value="${d.documentId}">${d.title}</option>`)}</select>
+<fieldset class="folder-candidates"><legend>Tick the documents to add (several at once)</legend>
+${v.candidates.map((d) => html`<label class="check"><input type="checkbox" name="documentId" value="${d.documentId}"> ${d.title}</label>`)}
+</fieldset>
 <button type="submit" class="primary">Add to folder</button>
 </form>`}
 <h2>Rename or describe</h2>
@@ -71,6 +72,9 @@ ${folderForm(csrf, `${here}/edit`, { name: f.name, description: f.description },
 <button type="submit" class="danger">Delete folder</button>
 </form>`;
 }
+
+/** Documents one "Add to folder" may name. */
+const MAX_ADD_AT_ONCE = 1000;
 
 const NOTICES: Record<string, string> = { added: "The document was added.", removed: "The document was removed from this folder.", saved: "Saved.", created: "The folder was made." };
 
@@ -113,7 +117,11 @@ export function registerFoldersPage(scope: FastifyInstance, ctx: AppContext): vo
     }
   });
 
-  scope.get<{ Params: { id: string } }>("/folders/:id", async (req, reply) => showFolder(req, reply, req.params.id, { notice: NOTICES[field(req.query, "done") ?? ""] }));
+  scope.get<{ Params: { id: string } }>("/folders/:id", async (req, reply) => {
+    const done = field(req.query, "done") ?? "";
+    const many = /^added-([0-9]{1,4})$/.exec(done);
+    return showFolder(req, reply, req.params.id, { notice: many ? `${countOf(Number(many[1]), "document")} added.` : NOTICES[done] });
+  });
 
   scope.post<{ Params: { id: string } }>("/folders/:id/edit", async (req, reply) => {
     const account = accountOf(req);
@@ -131,12 +139,27 @@ export function registerFoldersPage(scope: FastifyInstance, ctx: AppContext): vo
   scope.post<{ Params: { id: string } }>("/folders/:id/add", async (req, reply) => {
     const account = accountOf(req);
     if (!(await store.folders.get(account.id, req.params.id))) throw invalid("folderId");
-    const documentId = field(req.body, "documentId") ?? "";
-    // As svc.bookmark.add: the account's own document, by name or id; a bookmark at page 1 in this folder.
-    const doc = await store.bookmarks.findBookmarkable(account.id, account.username, documentId);
-    if (!doc || doc.accountId !== account.id) throw new QuireError("300");
-    await store.bookmarks.add(account.id, randomUUID(), doc, 1, [req.params.id], Date.now());
-    return reply.redirect(`${folderPath(req.params.id)}?done=added`, 303);
+    const raw = req.body !== null && typeof req.body === "object" && Object.hasOwn(req.body, "documentId") ? (req.body as Record<string, unknown>).documentId : undefined;
+    // Several at once (a checkbox each), at most a page's worth of a big account; none ticked says so.
+    const ids = [...new Set((Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === "string" && v !== ""))];
+    if (ids.length === 0) return showFolder(req, reply, req.params.id, { error: "Tick at least one document to add." }, 400);
+    if (ids.length > MAX_ADD_AT_ONCE) return showFolder(req, reply, req.params.id, { error: `At most ${MAX_ADD_AT_ONCE} documents can be added at once.` }, 400);
+    const { items } = await store.bookmarks.listPage(account.id, { scope: { kind: "folder", folderId: req.params.id }, sortBy: "created", order: "asc", startIndex: 0, pageSize: 10_000 });
+    const inFolder = new Set(items.map((b) => b.documentId));
+    let added = 0;
+    for (const documentId of ids) {
+      // As svc.bookmark.add: the account's own document, by name or id; a bookmark at page 1 in this folder.
+      const doc = await store.bookmarks.findBookmarkable(account.id, account.username, documentId);
+      if (!doc || doc.accountId !== account.id) {
+        if (ids.length === 1) throw new QuireError("300");
+        continue;
+      }
+      if (inFolder.has(doc.documentId)) continue;
+      inFolder.add(doc.documentId);
+      await store.bookmarks.add(account.id, randomUUID(), doc, 1, [req.params.id], Date.now());
+      added++;
+    }
+    return reply.redirect(`${folderPath(req.params.id)}?done=${added === 1 ? "added" : `added-${added}`}`, 303);
   });
 
   scope.post<{ Params: { id: string } }>("/folders/:id/remove", async (req, reply) => {

@@ -9,6 +9,10 @@ import { APP_BASE, csrfField, sendAppPage } from "./app-layout.ts";
 import { shortDate } from "./app-words.ts";
 
 const API_KEY_RE = /^[a-z0-9]{32}$/;
+/** A key's name: which program uses it. */
+export const MAX_KEY_LABEL = 100;
+/** A new key's secret is shown on the page its POST redirects to, if that page comes within this time. */
+const SHOW_ONCE_MS = 10 * 60_000;
 
 /** The addresses a client is configured with (decisions §1). */
 function endpoints(ctx: AppContext, req: FastifyRequest): { normal: string; upload: string; uploadPort?: string } {
@@ -27,7 +31,7 @@ function copyable(id: string, label: string, value: string): Html {
   return html`<dt>${label}</dt><dd><code id="${id}">${value}</code></dd><dd><button type="button" class="copy" data-copy="${id}">Copy<span class="sr-only"> ${label}</span></button></dd>`;
 }
 
-async function keysView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { created?: { apiKey: string; apiSecret: string }; createdToken?: string; notice?: string; error?: string; status?: number }) {
+async function keysView(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, opts: { created?: { apiKey: string; apiSecret: string }; createdToken?: string; notice?: string; error?: string; label?: string; status?: number }) {
   const account = accountOf(req);
   const keys = await ctx.store.accounts.keysOf(account.id);
   const tokens = await ctx.store.apiTokens.listOf(account.id);
@@ -43,18 +47,23 @@ ${copyable("new-api-key", "apiKey", opts.created.apiKey)}
 ${copyable("new-api-secret", "apiSecret", opts.created.apiSecret)}
 </dl>
 </section>`}
-<form method="post" action="${APP_BASE}/keys" class="add-key">${csrfField(csrf)}<button type="submit" class="primary">Add a key</button></form>
+<form method="post" action="${APP_BASE}/keys" class="add-key">${csrfField(csrf)}
+<label for="key-label">Name of the new key (optional)</label>
+<p class="hint" id="key-label-hint">Which program or person uses it, so you know which one to revoke.</p>
+<div class="inline-field"><input id="key-label" name="label" maxlength="${MAX_KEY_LABEL}" aria-describedby="key-label-hint" value="${opts.label ?? ""}"><button type="submit" class="primary">Add a key</button></div>
+</form>
 <h2>Your keys</h2>
 ${keys.length === 0
     ? html`<p>No key yet.</p>`
     : html`<table class="keys">
-<thead><tr><th scope="col">apiKey</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">apiKey</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
 <tbody>
 ${keys.map((k) => html`<tr>
+<td>${k.label || html`<span class="hint">No name</span>`}</td>
 <td><code>${k.apiKey}</code></td>
 <td>${shortDate(k.createdAt)}</td>
 <td>${k.revokedAt === null ? "Active" : `Revoked ${shortDate(k.revokedAt)}`}</td>
-<td>${k.revokedAt === null && html`<form method="post" action="${APP_BASE}/keys/revoke" data-confirm="Revoke this key? Programs using it stop working at once.">${csrfField(csrf)}<input type="hidden" name="apiKey" value="${k.apiKey}"><button type="submit" class="danger">Revoke<span class="sr-only"> key ${k.apiKey}</span></button></form>`}</td>
+<td>${k.revokedAt === null && html`<form method="post" action="${APP_BASE}/keys/revoke" data-confirm="Revoke this key? Programs using it stop working at once.">${csrfField(csrf)}<input type="hidden" name="apiKey" value="${k.apiKey}"><button type="submit" class="danger">Revoke<span class="sr-only"> key ${k.label || k.apiKey}</span></button></form>`}</td>
 </tr>`)}
 </tbody>
 </table>`}
@@ -93,20 +102,40 @@ ${tokens.map((t) => html`<tr>
 export function registerKeysPage(scope: FastifyInstance, ctx: AppContext): void {
   scope.get("/keys", async (req, reply) => {
     const done = field(req.query, "done");
-    return keysView(ctx, req, reply, { notice: done === "revoked" ? "The key was revoked." : done === "token-revoked" ? "The token was revoked." : undefined });
+    const account = accountOf(req);
+    // Post/redirect/get: what the POST made is shown on this page once, then forgotten (a reload shows the list only).
+    const once = req.session.shownOnce;
+    if (once !== undefined) req.session.shownOnce = undefined;
+    if (once && "apiKey" in once) {
+      const key = (await ctx.store.accounts.keysOf(account.id)).find((k) => k.apiKey === once.apiKey && k.revokedAt === null && Date.now() - k.createdAt < SHOW_ONCE_MS);
+      const owner = key && (await ctx.store.accounts.getKeyOwnerForSigning(key.apiKey));
+      if (owner && owner.accountId === account.id) return keysView(ctx, req, reply, { created: { apiKey: key.apiKey, apiSecret: owner.apiSecret } });
+    }
+    if (once && "token" in once) return keysView(ctx, req, reply, { createdToken: once.token });
+    const notice =
+      done === "revoked" ? "The key was revoked." : done === "token-revoked" ? "The token was revoked." :
+      done === "created" || done === "token-created" ? "The secret was shown once, on the page after it was made, and is not shown again. If you did not copy it, revoke it and make another." : undefined;
+    return keysView(ctx, req, reply, { notice });
   });
 
   scope.post("/keys", async (req, reply) => {
-    const created = await addKeyTo(ctx.store, accountOf(req).id);
-    // Answered here, never stored in a session or an address: the only time the secret is shown.
-    return keysView(ctx, req, reply, { created, status: 201 });
+    const label = (field(req.body, "label") ?? "").trim();
+    if (label.length > MAX_KEY_LABEL || /[\p{Cc}]/u.test(label)) {
+      return keysView(ctx, req, reply, { error: `A key's name may have at most ${MAX_KEY_LABEL} characters, and no control characters.`, label, status: 400 });
+    }
+    const { apiKey } = await addKeyTo(ctx.store, accountOf(req).id, label);
+    // Only the apiKey rides in the session; its secret is opened from the store when the page after shows it.
+    req.session.shownOnce = { apiKey };
+    return reply.redirect(`${APP_BASE}/keys?done=created`, 303);
   });
 
   // v2 bearer tokens (decisions §14): made here or by `quire accounts create-token`, shown once, stored hashed.
   scope.post("/keys/tokens", async (req, reply) => {
     const token = newBearerToken();
     await ctx.store.apiTokens.createFor(accountOf(req).id, bearerTokenHash(token), bearerTokenPrefix(token), Date.now());
-    return keysView(ctx, req, reply, { createdToken: token, status: 201 });
+    // Stored only hashed, so the token itself rides in the server-side session for the one redirect, and is cleared when shown.
+    req.session.shownOnce = { token };
+    return reply.redirect(`${APP_BASE}/keys?done=token-created#tokens`, 303);
   });
 
   scope.post("/keys/tokens/revoke", async (req, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
 import { Counter } from "prom-client";
-import { MAX_PASSWORD_LENGTH, verifyPassword } from "../../domain/passwords.ts";
+import { hashPassword, MAX_PASSWORD_LENGTH, needsRehash, prepareDecoy, verifyPassword } from "../../domain/passwords.ts";
 import { html } from "../html.ts";
 import { field, type AppContext } from "./app-context.ts";
 import { errorBox } from "./app-errors.ts";
@@ -25,7 +25,7 @@ const PRE_SESSIONS_PER_ATTEMPT = 2;
 
 /** One message for a wrong username and a wrong password alike: nobody learns which accounts exist. */
 const WRONG = "The username or password is not right.";
-/** scrypt takes 128 MiB a hash: a burst of sign-ins waits its turn rather than taking the memory at once. */
+/** scrypt takes 16 MiB a hash (128 with the settings of earlier versions): a burst of sign-ins waits its turn rather than taking the memory at once. */
 const MAX_HASHES_AT_ONCE = 2;
 /** Attempts from clients an account does not know that may wait for a hash; past it they are refused at once. */
 const MAX_UNKNOWN_WAITING = 32;
@@ -105,6 +105,8 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
     registers,
   });
   const hashes = new Counter({ name: "quire_app_password_hashes_total", help: "Passwords hashed for web app sign-ins (refused attempts hash nothing)", registers });
+  // Made now, not at the first unknown username (which then took two hashes' time: a tell, and a wait).
+  prepareDecoy(ctx.config.passwordHashCost).catch(() => {});
 
   scope.get("/sign-in", async (req, reply) => {
     if (req.session.accountId !== undefined) return reply.redirect(safeNext(field(req.query, "next")), 303);
@@ -129,6 +131,13 @@ export function registerSignIn(scope: FastifyInstance, ctx: AppContext, settings
       const ok = await verifyPassword(password, account?.passwordHash, ctx.config.passwordHashCost);
       return ok ? account : undefined;
     });
+    if (checked !== BUSY && checked?.passwordHash && needsRehash(checked.passwordHash, ctx.config.passwordHashCost)) {
+      // A hash of older settings is made again with today's, after the answer: nobody waits for it.
+      const { id, passwordHash: before } = checked;
+      void hashing
+        .run(true, async () => ctx.store.accounts.replacePasswordHash(id, before, await hashPassword(password, ctx.config.passwordHashCost)))
+        .catch((err: unknown) => req.log.error({ err }, "rehashing a password with today's settings failed"));
+    }
     if (checked === BUSY) {
       outcomes.inc({ outcome: "busy" });
       return signInForm(ctx, req, reply, preSessions, { username, error: BUSY_TEXT, next }, 503);

@@ -60,12 +60,12 @@ function daysTable(report: StatsReport): Html {
 <div class="stats-chart" data-chart="days" data-table="days-table" aria-hidden="true"></div>
 <details class="stats-table"${days.length <= 31 ? html` open` : ""}>
 <summary>The figures by day, as a table</summary>
-<table id="days-table" aria-labelledby="days-caption">
+<table id="days-table" class="stats-days" aria-labelledby="days-caption">
 <thead><tr><th scope="col">Day</th><th scope="col">Views</th><th scope="col">Reads</th><th scope="col">Impressions</th><th scope="col">Average time</th><th scope="col">Downloads</th></tr></thead>
 <tbody>
 ${days.map((day) => {
     const d = byDay.get(day);
-    return html`<tr><th scope="row">${day}</th><td>${d?.views ?? 0}</td><td>${d?.reads ?? 0}</td><td>${d?.impressions ?? 0}</td><td>${duration(d?.averageTimeSpent ?? 0)}</td><td>${d?.downloads ?? 0}</td></tr>`;
+    return html`<tr><th scope="row">${day}</th><td data-label="Views">${d?.views ?? 0}</td><td data-label="Reads">${d?.reads ?? 0}</td><td data-label="Impressions">${d?.impressions ?? 0}</td><td data-label="Average time">${duration(d?.averageTimeSpent ?? 0)}</td><td data-label="Downloads">${d?.downloads ?? 0}</td></tr>`;
   })}
 </tbody>
 </table>

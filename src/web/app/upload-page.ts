@@ -61,8 +61,11 @@ function refusalText(err: unknown, maxBytes: number): { text: string; field: str
 
 const wantsJson = (req: FastifyRequest) => (req.headers.accept ?? "").includes("application/json");
 
-/** What the page's script needs of a new document; `contentNote` when its name says another format than its content. */
-function created(doc: DocumentRecord) {
+/**
+ * What the page's script needs of a new document; `contentNote` when its name says another format
+ * than its content, `earlier` when the account uploaded the same content before (a hint: it is kept all the same).
+ */
+function created(doc: DocumentRecord, earlier?: { documentId: string; title: string }) {
   const claimed = formatNamedOtherwise(doc);
   return {
     documentId: doc.documentId,
@@ -70,8 +73,12 @@ function created(doc: DocumentRecord) {
     state: doc.state,
     href: `${APP_BASE}/documents/${doc.documentId}`,
     ...(claimed ? { contentNote: `It is a ${doc.orgDocType.toUpperCase()} file, whatever its name says (${claimed.toUpperCase()}), and is published as one.` } : {}),
+    ...(earlier ? { earlier: { title: earlier.title, href: `${APP_BASE}/documents/${earlier.documentId}` } } : {}),
   };
 }
+
+/** A file of 0 bytes is no document of any format: said as such, not as a format Quire cannot read (still error 201 on `file`). */
+const EMPTY_FILE = "The file is empty (0 bytes): there is nothing to publish.";
 
 function options(table: Readonly<Record<string, string>>, chosen: string | undefined): Html[] {
   return Object.entries(table).map(([code, label]) => html`<option value="${code}"${code === (chosen ?? "000000") ? html` selected` : ""}>${label}</option>`);
@@ -130,8 +137,10 @@ ${csrfField(csrf)}
 <input id="u-url" name="slurpUrl" type="url" inputmode="url" placeholder="https://example.com/report.pdf" value="${v.values.slurpUrl ?? ""}">
 </div>
 ${batchFieldset(v.folders, v.values)}
+<div class="upload-bar-actions">
+<p class="upload-chosen" role="status" aria-live="polite" data-role="announce"><span class="js-only">No files chosen yet.</span></p>
 <button type="submit" class="primary" data-role="submit">Upload</button>
-<p class="sr-only" role="status" aria-live="polite" data-role="announce"></p>
+</div>
 </form>`;
 }
 
@@ -165,10 +174,17 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
         tempPath: () => ctx.spool.tempPath(),
         beforeFile: async () => {},
         onLimit: () => refusalAtLimit(fields.get, ctx.store, account.id),
+        digest: "sha256",
       });
       if (file === undefined) throw missing("file");
+      const sha256 = file.sha256;
       const doc = await newDocument(ctx, req, account, await fileSource(file), fields.get, file.path);
-      return reply.code(201).header("cache-control", "no-store").send({ document: created(doc) });
+      let earlier: { documentId: string; title: string } | undefined;
+      if (sha256 !== undefined) {
+        earlier = await ctx.store.uploadChecksums.earlierOf(account.id, sha256, doc.documentId);
+        await ctx.store.uploadChecksums.record(account.id, doc.documentId, sha256);
+      }
+      return reply.code(201).header("cache-control", "no-store").send({ document: created(doc, earlier) });
     } catch (caught) {
       const diskFull = diskFullRefusalOf(caught);
       const err = diskFull ?? caught;
@@ -179,7 +195,8 @@ export function registerUploadPage(scope: FastifyInstance, ctx: AppContext): voi
       }
       // Refused before its end: say so, then close, rather than read the rest of it.
       if (!req.raw.complete) reply.header("connection", "close");
-      const { text, field: name } = refusalText(err, maxBytes);
+      const empty = err instanceof QuireError && err.code === "201" && err.field === "file" && file?.size === 0;
+      const { text, field: name } = empty ? { text: EMPTY_FILE, field: "file" } : refusalText(err, maxBytes);
       const status = diskFull ? 503 : err instanceof QuireError ? (err.code === "205" ? 413 : 400) : 500;
       return reply.code(status).header("cache-control", "no-store").send({ error: text, field: name });
     } finally {

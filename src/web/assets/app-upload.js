@@ -59,7 +59,7 @@
     bar.value = 0;
     bar.setAttribute("aria-label", "Upload of " + label);
     li.appendChild(bar);
-    var status = el("p", "upload-status", "Waiting");
+    var status = el("p", "upload-status", "Ready to upload");
     li.appendChild(status);
     var cancel = el("button", "upload-cancel", "Cancel");
     cancel.type = "button";
@@ -96,6 +96,16 @@
   function added(item, doc) {
     finish(item, "converting", "Uploaded. " + (doc.contentNote ? doc.contentNote + " " : "") + "Converting…", { text: "Open", href: doc.href });
     item.bar.value = 100;
+    if (doc.earlier) {
+      // The same content was uploaded before: kept all the same, but said, with a link to the first one.
+      var note = el("p", "upload-earlier", "This file was already uploaded as ");
+      var a = el("a", "", doc.earlier.title);
+      a.href = doc.earlier.href;
+      note.appendChild(a);
+      note.appendChild(document.createTextNode("."));
+      item.li.appendChild(note);
+      say(item.label + ": already uploaded as " + doc.earlier.title + ".");
+    }
     polled[doc.documentId] = { item: item, doc: doc };
     poll();
   }
@@ -151,19 +161,23 @@
       item.file = file;
       // The server says the same; saying it now spares sending a file that cannot be kept.
       if (file.size > maxBytes) return refused(item, "The file is larger than the " + maxSize + " this server accepts.");
+      if (file.size === 0) return refused(item, "The file is empty (0 bytes): there is nothing to publish.");
       item.cancel.onclick = function () {
+        var wasChosen = chosen.indexOf(item) !== -1;
         chosen = chosen.filter(function (c) { return c !== item; });
         queue = queue.filter(function (c) { return c !== item; });
         finish(item, "cancelled", "Cancelled.");
+        if (wasChosen) say(chosen.length === 0 ? "No files chosen yet." : chosen.length + (chosen.length === 1 ? " file" : " files") + " ready to upload.");
       };
       chosen.push(item);
     });
-    say(files.length + (files.length === 1 ? " file" : " files") + " ready to upload.");
+    say(chosen.length === 0 ? "No files ready to upload." : chosen.length + (chosen.length === 1 ? " file" : " files") + " ready to upload. Press Upload to send " + (chosen.length === 1 ? "it." : "them."));
   }
 
   function sendAddress(address) {
     var item = row(address);
     item.cancel.parentNode.removeChild(item.cancel);
+    item.status.textContent = "Sending the address…";
     var params = new URLSearchParams();
     batchFields().forEach(function (f) { params.append(f[0], f[1]); });
     params.append("slurpUrl", address);
@@ -214,8 +228,10 @@
     }
     chosen.forEach(function (item) {
       item.fields = fields;
+      item.status.textContent = "Waiting for its turn";
       queue.push(item);
     });
+    if (chosen.length > 0) say("Uploading " + chosen.length + (chosen.length === 1 ? " file." : " files."));
     chosen = [];
     if (address !== "") {
       sendAddress(address);
