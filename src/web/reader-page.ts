@@ -143,7 +143,9 @@ function pageFigure(v: ReaderView, n: number): Html {
   const text = v.pageHtml[n - 1] ?? "";
   // Page 1 (or the start page) is in the server's HTML at once; the rest load as they come into view.
   const eager = n === v.startPage;
-  return html`<figure class="page" id="page=${n}" data-page="${n}">
+  // The start page is shown and sized by reader.css before reader.js runs (its width for height
+  // ratio, data-wh), so nothing moves when the script takes over (issue 30: CLS 0).
+  return html`<figure class="${eager ? "page shown" : "page"}" id="page=${n}" data-page="${n}"${eager ? html` data-wh="${(1 / pageRatio(doc)).toFixed(4)}"` : ""}>
 <img src="${pageImagePath(doc, FIRST_VIEW_URL_WIDTH, n)}" srcset="${pageSrcset(doc, n)}" sizes="${pageSizes(doc)}" width="${READ_WIDTH}" height="${pageHeight(doc, READ_WIDTH)}" alt="Page ${n}"${eager ? html` fetchpriority="high" elementtiming="first-page"` : html` loading="lazy" decoding="async"`}>
 <figcaption class="page-text"><span class="page-label">Page ${n}</span>${text && html`<span class="page-words">${trusted(text)}</span>`}</figcaption>
 </figure>`;
@@ -182,7 +184,7 @@ ${thumbs(v)}
   return pageLayout(
     { ...shareMeta(v), bodyClass: v.embed ? "embedded" : "", preloadImage: doc.explicit && !v.consented ? undefined : firstImagePreload(v) },
     v.assets,
-    html`<main class="reader" id="reader" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
+    html`<main class="reader" id="reader" data-mode="paged" data-pages="${doc.pageCount}" data-start-page="${v.startPage}" data-text="${textBasePath(doc)}" data-search="${docPath(doc)}/search.json" data-version="${imageVersion(doc)}" data-embed="${v.embed ? "1" : "0"}">
 <div class="first-screen">
 ${v.embed
   ? html`<h1 class="sr-only">${doc.title}</h1><p class="embed-title"><a href="${docPath(doc)}" target="_blank" rel="noopener">${doc.title}</a></p>`

@@ -69,7 +69,15 @@ async function fillDisk(path: string, leaveBytes: number): Promise<void> {
   const fh = await open(path, "w");
   try {
     const chunk = Buffer.alloc(MB);
-    for (let written = 0; written < size; written += chunk.length) await fh.write(chunk, 0, Math.min(chunk.length, size - written));
+    let written = 0;
+    try {
+      for (; written < size; written += chunk.length) await fh.write(chunk, 0, Math.min(chunk.length, size - written));
+    } catch (err) {
+      // The server writes to the same disk meanwhile (its logs, counted views): the disk filled up
+      // before the filler did. Give back what was to be left, so it stays the chosen few bytes.
+      if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw err;
+      await fh.truncate(Math.max(0, written - leaveBytes));
+    }
   } finally {
     await fh.close();
   }

@@ -83,12 +83,14 @@ describe("folders and sharing in a real browser", { timeout: 200_000 }, () => {
     await page.waitForSelector(".embeds li");
     await page.click(".embeds .copy");
     const code = await page.evaluate(() => navigator.clipboard.readText());
-    assert.match(code, /^<iframe src="\/tester\/docs\/rotated\/embed\?embed=\d+&amp;page=3" width="600" height="340" title="Rotated &lt;img src=x onerror=&quot;alert\(1\)&quot;&gt;" style="border:0" allowfullscreen><\/iframe>$/);
+    // Absolute (issue 26 item 1): from the address the publisher's browser used, with no QUIRE_PUBLIC_URL.
+    assert.ok(code.startsWith(`<iframe src="${server.url}/`), code);
+    assert.match(code.replace(server.url, ""), /^<iframe src="\/tester\/docs\/rotated\/embed\?embed=\d+&amp;page=3" width="600" height="340" title="Rotated &lt;img src=x onerror=&quot;alert\(1\)&quot;&gt;" style="border:0" allowfullscreen><\/iframe>$/);
 
-    // Another site's page holding the code (its address made absolute, as QUIRE_PUBLIC_URL would).
+    // Another site's page holding the code as it was copied.
     const site: Server = createServer((_req, res) => {
       res.setHeader("content-type", "text/html; charset=utf-8");
-      res.end(`<!doctype html><title>A blog</title><h1>My post</h1>${code.replace('src="/', `src="${server.url}/`)}`);
+      res.end(`<!doctype html><title>A blog</title><h1>My post</h1>${code}`);
     });
     await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
     try {

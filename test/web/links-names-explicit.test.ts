@@ -54,7 +54,7 @@ describe("links, names and explicit documents", { timeout: 240_000 }, () => {
       // After consent: the document, its description and tags; the meta tags still tell social sites nothing more.
       const consented = await text(`/tester/docs/${explicitDoc.name}?consent=1`);
       assert.match(consented, /<p class="doc-description">Words only an adult should read<\/p>/);
-      assert.match(consented, /\/pages\/read\/1\.jpg/);
+      assert.match(consented, /\/pages\/w\d+\/1\?v=/);
       assert.ok(!consented.includes("og:image") && !consented.includes("og:description"));
     });
 
@@ -135,6 +135,7 @@ describe("links, names and explicit documents", { timeout: 240_000 }, () => {
         [`/tester/docs/moving-house/embed?embed=${e.id}&page=1`, `/tester/docs/new-house/embed?embed=${e.id}&page=1`],
         [`/tester/docs/moving-house/pages/read/1.jpg?v=${v}`, `/tester/docs/new-house/pages/read/1.jpg?v=${v}`],
         [`/tester/docs/moving-house/pages/thumb/1.jpg?v=${v}`, `/tester/docs/new-house/pages/thumb/1.jpg?v=${v}`],
+        [`/tester/docs/moving-house/pages/w400/1?v=${v}`, `/tester/docs/new-house/pages/w400/1?v=${v}`],
         [`/tester/docs/moving-house/cover/large.jpg?v=${v}`, `/tester/docs/new-house/cover/large.jpg?v=${v}`],
         [`/tester/docs/moving-house/text/1.json?v=${v}`, `/tester/docs/new-house/text/1.json?v=${v}`],
         ["/tester/docs/moving-house/text.json", "/tester/docs/new-house/text.json"],
