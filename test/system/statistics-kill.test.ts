@@ -27,7 +27,7 @@ const LOST_AT_MOST_MS = 1000;
 /**
  * One reader at a time: with several, events arrive during every write and the counter's writer,
  * which drains what came meanwhile, runs back to back, so a flush interval made too long would
- * mostly go unseen (3 s instead of half a second, the constant check above switched off, failed
+ * mostly go unseen (3 s instead of half a second, the test's own check of the constant switched off, failed
  * 2 runs in 14 with four lanes, 9 in 14 with one).
  */
 const LANES = 1;
