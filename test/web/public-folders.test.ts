@@ -9,6 +9,7 @@ import { appScreenshot, launchChromium, newContext, seriousViolations } from "..
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { startTestWorker } from "../helpers/test-worker.ts";
+import { sdk, tokenFor } from "../helpers/v2-client.ts";
 
 const PDF = resolve(FIXTURES, "pdf-quartz-firefox-1page.pdf");
 const HOSTILE = `Reports <script>alert(1)</script> & "co"`;
@@ -138,6 +139,22 @@ describe("folders shown on the public profile", { timeout: 300_000 }, () => {
     } finally {
       unwrap(await client.call("document.update", { name: "annual", access: "public" }));
     }
+  });
+
+  test("v2: a stack's accessType is the same choice; UNLISTED by default; PRIVATE is no stack access", async () => {
+    const v2 = sdk(server, await tokenFor(server));
+    const plain = (await v2.post("stacks", { title: "Made by v2" })).json as unknown as string;
+    assert.equal((await v2.get(`stacks/${plain}`)).json.accessType, "UNLISTED");
+    assert.equal((await page(`/tester/folders/${plain}`)).status, 404);
+    assert.equal((await v2.get(`stacks/${SHOWN}`)).json.accessType, "PUBLIC", "shown in the app");
+    assert.equal((await v2.get(`stacks/${HIDDEN}`)).json.accessType, "UNLISTED", "an older folder");
+    const shown = (await v2.post("stacks", { title: "Shown by v2", accessType: "PUBLIC" })).json as unknown as string;
+    assert.equal((await page(`/tester/folders/${shown}`)).status, 200);
+    assert.equal((await v2.patch(`stacks/${shown}`, { accessType: "UNLISTED" })).json.accessType, "UNLISTED");
+    assert.equal((await page(`/tester/folders/${shown}`)).status, 404);
+    const refused = await v2.post("stacks", { title: "Private?", accessType: "PRIVATE" });
+    assert.equal(refused.status, 400);
+    assert.equal((await server.services.store.folders.listPage(1, { sortBy: "name", order: "asc", startIndex: 0, pageSize: 100 })).items.some((f) => f.name === "Private?"), false);
   });
 
   test("in Chromium, wide and on a phone: from the profile to the folder, nothing serious for axe, no sideways scroll; hiding it in the app takes it away", async () => {
