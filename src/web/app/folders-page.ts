@@ -80,10 +80,10 @@ ${v.candidates.map((d) => html`<label class="check"><input type="checkbox" name=
 </fieldset>
 <button type="submit" class="primary">Add to folder</button>
 </form>`}
-<h2>On your profile</h2>
-${profileForm(csrf, here, f)}
 <h2>Rename or describe</h2>
 ${folderForm(csrf, `${here}/edit`, { name: f.name, description: f.description }, "Save")}
+<h2>On your profile</h2>
+${profileForm(csrf, here, f)}
 <h2>Delete</h2>
 <form method="post" action="${here}/delete" data-confirm="Delete the folder ${f.name}? Its documents stay.">${csrfField(csrf)}
 <p class="hint">The documents stay; only the folder goes.</p>
