@@ -74,13 +74,17 @@ export function documentV2Repo(db: Kysely<Database>) {
       await db.transaction().execute((trx) => upsert(trx, documentId, { scheduledAt: null }));
     },
 
+    /**
+     * A stack's accessType is its folder's place on the profile (issue 26 item 9, docs/api-v2.md):
+     * PUBLIC when shown there, UNLISTED when not. One column holds it, so the app, v1 and v2 agree.
+     */
     async stackAccessTypes(accountId: number): Promise<Map<string, string>> {
-      const rows = await db.selectFrom("folders").select(["folderId", "accessType"]).where("accountId", "=", accountId).execute();
-      return new Map(rows.map((r) => [r.folderId, r.accessType]));
+      const rows = await db.selectFrom("folders").select(["folderId", "onProfile"]).where("accountId", "=", accountId).execute();
+      return new Map(rows.map((r) => [r.folderId, Number(r.onProfile) === 1 ? "PUBLIC" : "UNLISTED"]));
     },
 
     async setStackAccessType(accountId: number, folderId: string, accessType: string): Promise<void> {
-      await db.updateTable("folders").set({ accessType }).where("accountId", "=", accountId).where("folderId", "=", folderId).execute();
+      await db.updateTable("folders").set({ onProfile: accessType === "PUBLIC" ? 1 : 0 }).where("accountId", "=", accountId).where("folderId", "=", folderId).execute();
     },
 
     /** The account's published documents bookmarked in the folder, oldest placement first; `includeUnlisted` false keeps public ones only. */

@@ -1,5 +1,7 @@
 import type { Kysely } from "kysely";
+import type { DocumentRecord } from "../domain/document.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
+import { fromRow } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
 import { compareText, type SortOrder } from "./text-order.ts";
 
@@ -13,6 +15,16 @@ export interface FolderRecord {
   items: number;
   createdAt: number;
   updatedAt: number;
+  /** Shown on the owner's public profile (issue 26 item 9); off unless the publisher chose it. */
+  onProfile: boolean;
+}
+
+/** A folder as its owner's public pages show it: `publicItems` counts only public, active documents. */
+export interface PublicFolder {
+  folderId: string;
+  name: string;
+  description: string;
+  publicItems: number;
 }
 
 export type FolderSortBy = "name" | "created" | "items";
@@ -37,7 +49,7 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
       .innerJoin("accounts", "accounts.id", "folders.accountId")
       .select([
         "folders.folderId", "folders.accountId", "accounts.username", "folders.name", "folders.description",
-        "folders.createdAt", "folders.updatedAt",
+        "folders.createdAt", "folders.updatedAt", "folders.onProfile",
       ])
       .select((eb) =>
         eb
@@ -55,12 +67,54 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
   type Row = Awaited<ReturnType<ReturnType<typeof selectFolders>["execute"]>>[number];
   const toRecord = (r: Row): FolderRecord => ({
     folderId: r.folderId, accountId: r.accountId, username: r.username, name: r.name, description: r.description,
-    items: Number(r.items ?? 0), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+    items: Number(r.items ?? 0), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt), onProfile: Number(r.onProfile) === 1,
   });
+
+  /**
+   * The documents a public page of the folder may list: bookmarked in it by its owner, public,
+   * active and published (a v2 draft never is). Another account's public document bookmarked
+   * here counts too, as it does in the folder's `items`.
+   */
+  const publicDocumentsIn = (folderId: string) =>
+    db
+      .selectFrom("bookmarkFolders")
+      .innerJoin("folders", "folders.folderId", "bookmarkFolders.folderId")
+      .innerJoin("bookmarks", (j) => j.onRef("bookmarks.bookmarkId", "=", "bookmarkFolders.bookmarkId").onRef("bookmarks.accountId", "=", "folders.accountId"))
+      .innerJoin("documents", "documents.documentId", "bookmarks.documentId")
+      .where("bookmarkFolders.folderId", "=", folderId)
+      .where("documents.state", "=", "A")
+      .where("documents.access", "=", "public")
+      .where("documents.draft", "=", 0);
 
   const get = async (accountId: number, folderId: string): Promise<FolderRecord | undefined> => {
     const row = await selectFolders(accountId).where("folders.folderId", "=", folderId).executeTakeFirst();
     return row ? toRecord(row) : undefined;
+  };
+
+  const shownFolders = async (accountId: number, folderId?: string): Promise<PublicFolder[]> => {
+    let q = db
+      .selectFrom("folders")
+      .select(["folders.folderId", "folders.name", "folders.description"])
+      .select((eb) =>
+        eb
+          .selectFrom("bookmarkFolders")
+          .innerJoin("bookmarks", "bookmarks.bookmarkId", "bookmarkFolders.bookmarkId")
+          .innerJoin("documents", "documents.documentId", "bookmarks.documentId")
+          .whereRef("bookmarkFolders.folderId", "=", "folders.folderId")
+          .whereRef("bookmarks.accountId", "=", "folders.accountId")
+          .where("documents.state", "=", "A")
+          .where("documents.access", "=", "public")
+          .where("documents.draft", "=", 0)
+          .select((c) => c.fn.count<number | string>("documents.documentId").distinct().as("n"))
+          .as("publicItems"),
+      )
+      .where("folders.accountId", "=", accountId)
+      .where("folders.onProfile", "=", 1);
+    if (folderId !== undefined) q = q.where("folders.folderId", "=", folderId);
+    const rows = await q.execute();
+    return rows
+      .map((r) => ({ folderId: r.folderId, name: r.name, description: r.description, publicItems: Number(r.publicItems ?? 0) }))
+      .sort((a, b) => compareText(a.name, b.name) || compareText(a.folderId, b.folderId));
   };
 
   const isNameTaken = async (accountId: number, name: string, exceptFolderId?: string): Promise<boolean> => {
@@ -83,6 +137,49 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
 
     get,
     isNameTaken,
+
+    /** Shows or hides the folder on the owner's profile; false when the account has no such folder. */
+    async setOnProfile(accountId: number, folderId: string, onProfile: boolean): Promise<boolean> {
+      const r = await db
+        .updateTable("folders")
+        .set({ onProfile: onProfile ? 1 : 0 })
+        .where("accountId", "=", accountId)
+        .where("folderId", "=", folderId)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** The account's folders shown on its profile, by name (code point order, as the app lists them). */
+    shownOnProfile: (accountId: number) => shownFolders(accountId),
+
+    /** The account's folder if it is shown on the profile; another account's or a hidden one: undefined. */
+    async publicFolder(accountId: number, folderId: string): Promise<PublicFolder | undefined> {
+      return (await shownFolders(accountId, folderId))[0];
+    },
+
+    /**
+     * One page of a shown folder's public documents, newest placement first (a document
+     * bookmarked twice is listed once). The caller checks the folder is shown.
+     */
+    async publicDocuments(folderId: string, offset: number, limit: number): Promise<{ totalCount: number; records: DocumentRecord[] }> {
+      const placed = await publicDocumentsIn(folderId)
+        .select("documents.documentId")
+        .select((eb) => eb.fn.max("bookmarkFolders.addedAt").as("addedAt"))
+        .groupBy("documents.documentId")
+        .execute();
+      placed.sort((a, b) => Number(b.addedAt) - Number(a.addedAt) || compareText(a.documentId, b.documentId));
+      const ids = placed.slice(offset, offset + limit).map((r) => r.documentId);
+      if (ids.length === 0) return { totalCount: placed.length, records: [] };
+      const rows = await db
+        .selectFrom("documents")
+        .innerJoin("accounts", "accounts.id", "documents.accountId")
+        .selectAll("documents")
+        .select("accounts.username")
+        .where("documents.documentId", "in", ids)
+        .execute();
+      const byId = new Map(rows.map((r) => [r.documentId, fromRow(r)]));
+      return { totalCount: placed.length, records: ids.map((id) => byId.get(id)).filter((d): d is DocumentRecord => d !== undefined) };
+    },
 
     async create(accountId: number, folderId: string, fields: { name: string; description: string }, now: number): Promise<FolderWrite> {
       if (await isNameTaken(accountId, fields.name)) return { ok: false, reason: "name-taken" };

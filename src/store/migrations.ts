@@ -579,6 +579,17 @@ function migrations(dialect: StoreDialect): Record<string, Migration> {
         }
       },
     },
+    "0019_folders_on_profile": {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        // Issue 26 item 9: whether a folder is shown on its owner's public profile. Off for every
+        // folder made before (their names were never public, whatever v2's access_type said) and by
+        // default; the guard keeps a publisher's choices when the migration runs again.
+        if (!(await hasColumn(db, "folders", "on_profile"))) {
+          await db.schema.alterTable("folders").addColumn("on_profile", "integer", (c) => c.notNull().defaultTo(0)).execute();
+        }
+      },
+    },
   };
 }
 

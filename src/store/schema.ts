@@ -122,8 +122,10 @@ export interface FoldersTable {
   description: string;
   createdAt: number;
   updatedAt: number;
-  /** v2 stacks' `PUBLIC` or `UNLISTED` (migration 0015). */
+  /** v2 stacks' `PUBLIC` or `UNLISTED` (migration 0015); no longer read since 0019: `onProfile` is what v2's accessType answers. */
   accessType: ColumnType<string, string | undefined, string>;
+  /** 1 when the folder is shown on its owner's public profile (migration 0019; 0 by default). */
+  onProfile: ColumnType<number, number | undefined, number>;
 }
 
 export interface JobsTable {

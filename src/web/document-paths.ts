@@ -28,6 +28,8 @@ export function imageVersion(d: Pick<PublicDoc, "documentId" | "blobId">): strin
 }
 
 export const profilePath = (username: string) => `/${encodeURIComponent(username)}`;
+/** A folder shown on its owner's profile (issue 26 item 9): by id, so a rename breaks no link. */
+export const publicFolderPath = (username: string, folderId: string) => `${profilePath(username)}/folders/${encodeURIComponent(folderId)}`;
 export const docPath = (d: Pick<PublicDoc, "username" | "name">) => `${profilePath(d.username)}/docs/${encodeURIComponent(d.name)}`;
 export const embedPath = (d: PublicDoc) => `${docPath(d)}/embed`;
 export const downloadPath = (d: PublicDoc) => `${docPath(d)}/download`;

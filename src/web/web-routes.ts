@@ -12,6 +12,7 @@ import { Answer, AnswerCache, encodingFor, sendAnswer, sendBody } from "./page-a
 import { documentTextReader, pageJson, searchPages } from "./page-text.ts";
 import { plainHttpOrigin, publicOrigin } from "./public-origin.ts";
 import { PROFILE_PAGE_SIZE, profilePage } from "./profile-page.ts";
+import { folderPage } from "./folder-page.ts";
 import { HOME_RECENT, homePage } from "./home-page.ts";
 import { failedPage, notFoundPage, processingPage, readerPage } from "./reader-page.ts";
 import { readerFeedback, COMMENTS_PAGE_SIZE } from "./reader-comments.ts";
@@ -42,6 +43,8 @@ const SITEMAP_LIMIT = 50_000;
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 /** `revisionId-publicationId` (decisions §5). */
 const DOCUMENT_ID_RE = /^[0-9]{12}-[0-9a-f]{32}$/;
+/** Folder ids are UUIDs as `randomUUID` makes them (decisions §7). */
+const FOLDER_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const ORIGINAL_TYPES: Record<string, string> = {
   pdf: "application/pdf",
@@ -198,9 +201,33 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       }
       counting.impressions(req, search ? search.matches.map((m) => m.record) : records);
       setPageHeaders(reply, { frameable: false, noindex: search !== undefined });
-      const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search });
+      const folders = page === 1 && !search ? await deps.store.folders.shownOnProfile(account.id) : [];
+      const body = profilePage({ username: account.username, docs: records, totalCount, page, origin: origin(req), assets, search, folders });
       return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
     });
+
+    // A folder its owner shows on the profile (issue 26 item 9). A hidden folder, another account's
+    // folder under this name, or no folder at all: the same 404, so none can be told apart.
+    web.get<{ Params: { username: string; folderId: string }; Querystring: Query }>("/:username/folders/:folderId", async (req, reply) => {
+      const { username, folderId } = req.params;
+      if (!isValidUsername(username) || isReservedUsername(username) || !FOLDER_ID_RE.test(folderId)) return notFound(reply);
+      const account = await repo.accountByUsername(username);
+      if (!account) return notFound(reply);
+      const folder = await deps.store.folders.publicFolder(account.id, folderId);
+      if (!folder) return notFound(reply);
+      const page = positiveInt(req.query.page) ?? 1;
+      const { totalCount, records } = await deps.store.folders.publicDocuments(folder.folderId, (page - 1) * PROFILE_PAGE_SIZE, PROFILE_PAGE_SIZE);
+      counting.impressions(req, records);
+      setPageHeaders(reply, { frameable: false, noindex: false });
+      const body = folderPage({ username: account.username, folder, docs: records, totalCount, page, origin: origin(req), assets });
+      return sendWithEtag(req, reply, body.value, HTML, REVALIDATE);
+    });
+
+    web.get<{ Params: { username: string } }>("/:username/folders", async (req, reply) =>
+      isValidUsername(req.params.username) && !isReservedUsername(req.params.username)
+        ? reply.redirect(profilePath(req.params.username), 301)
+        : notFound(reply),
+    );
 
     const reader = (embed: boolean) => async (req: FastifyRequest<{ Params: DocParams; Querystring: Query }>, reply: FastifyReply) => {
       const doc = await findDoc(req.params);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
-import type { Store } from "../../src/store/open-store.ts";
+import { sql } from "kysely";
+import { openStore, type Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { dbOf } from "../helpers/store-db.ts";
 import { seedAccount } from "../helpers/seed-account.ts";
@@ -18,11 +19,12 @@ for (const dialect of DIALECTS) {
   const skip = dialect.name === "postgres" ? pgSkip : undefined;
   describe(`folders and bookmarks store on ${dialect.name}`, { skip }, () => {
     let store: Store;
+    let url: string;
     let drop: () => Promise<void>;
     let alice: number;
     let bob: number;
     before(async () => {
-      ({ store, drop } = await dialect.open());
+      ({ store, url, drop } = await dialect.open());
       alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1000));
       bob = (await seedAccount(store, "bob", "b".repeat(32), "s".repeat(32), 1000));
     });
@@ -45,7 +47,7 @@ for (const dialect of DIALECTS) {
     test("folders: create, taken names per account, update, list order by code point, delete", async () => {
       const a = await store.folders.create(alice, "00000000-0000-4000-8000-00000000000a", { name: "b", description: "" }, 1000);
       assert.ok(a.ok);
-      assert.deepEqual(a.folder, { folderId: "00000000-0000-4000-8000-00000000000a", accountId: alice, username: "alice", name: "b", description: "", items: 0, createdAt: 1000, updatedAt: 1000 });
+      assert.deepEqual(a.folder, { folderId: "00000000-0000-4000-8000-00000000000a", accountId: alice, username: "alice", name: "b", description: "", items: 0, createdAt: 1000, updatedAt: 1000, onProfile: false });
       assert.deepEqual(await store.folders.create(alice, "00000000-0000-4000-8000-00000000000b", { name: "b", description: "" }, 1000), { ok: false, reason: "name-taken" });
       assert.ok((await store.folders.create(bob, "00000000-0000-4000-8000-00000000000c", { name: "b", description: "" }, 1000)).ok);
       assert.ok((await store.folders.create(alice, "00000000-0000-4000-8000-00000000000d", { name: "B", description: "" }, 2000)).ok);
@@ -128,6 +130,70 @@ for (const dialect of DIALECTS) {
       assert.equal(await store.bookmarks.deleteMany(bob, [b.bookmarkId]), 0);
       assert.equal(await store.bookmarks.deleteMany(alice, [b.bookmarkId, "nope"]), 1);
       assert.equal(await store.bookmarks.get(alice, b.bookmarkId), undefined);
+    });
+
+    test("folders on the profile (issue 26 item 9): hidden by default, only public active documents, only the owner's folder", async () => {
+      const shown = "30000000-0000-4000-8000-000000000001";
+      const hidden = "30000000-0000-4000-8000-000000000002";
+      const bobs = "30000000-0000-4000-8000-000000000003";
+      for (const id of [shown, hidden]) assert.ok((await store.folders.create(alice, id, { name: `p ${id}`, description: "d" }, 1000)).ok);
+      assert.ok((await store.folders.create(bob, bobs, { name: "bob's", description: "" }, 1000)).ok);
+      assert.deepEqual(await store.folders.shownOnProfile(alice), [], "a new folder is not shown");
+      assert.equal((await store.folders.get(alice, shown))?.onProfile, false);
+      assert.equal(await store.folders.setOnProfile(alice, bobs, true), false, "another account's folder");
+      assert.equal((await store.folders.get(bob, bobs))?.onProfile, false);
+      assert.equal(await store.folders.setOnProfile(alice, shown, true), true);
+      assert.equal(await store.folders.setOnProfile(bob, bobs, true), true);
+      assert.equal((await store.folders.get(alice, shown))?.onProfile, true);
+
+      const pub = await newDoc(alice, "alice", "prof-public");
+      await activate(pub.documentId);
+      const priv = await newDoc(alice, "alice", "prof-private");
+      await activate(priv.documentId);
+      await dbOf(store).updateTable("documents").set({ access: "private" }).where("documentId", "=", priv.documentId).execute();
+      const processing = await newDoc(alice, "alice", "prof-processing");
+      const draft = await newDoc(alice, "alice", "prof-draft");
+      await activate(draft.documentId);
+      await dbOf(store).updateTable("documents").set({ draft: 1 }).where("documentId", "=", draft.documentId).execute();
+      const bobPub = await newDoc(bob, "bob", "prof-bob");
+      await activate(bobPub.documentId);
+      let n = 0;
+      for (const d of [pub, priv, processing, draft, bobPub]) {
+        // Placed directly: the store keeps what a listing may show, whatever the API let in.
+        const target = { documentId: d.documentId, accountId: d.accountId, title: d.title, description: d.description, state: "A", pageCount: 1 };
+        await store.bookmarks.add(alice, `40000000-0000-4000-8000-00000000000${n++}`, target, 1, [shown, hidden], 20_000 + n);
+      }
+      // Bob's bookmark of alice's public document in his own folder does not count in hers.
+      await store.bookmarks.add(bob, "40000000-0000-4000-8000-0000000000b0", (await store.bookmarks.findBookmarkable(bob, "alice", pub.name!))!, 1, [bobs], 30_000);
+
+      assert.deepEqual(await store.folders.shownOnProfile(alice), [{ folderId: shown, name: `p ${shown}`, description: "d", publicItems: 2 }]);
+      assert.equal(await store.folders.publicFolder(alice, hidden), undefined, "a hidden folder");
+      assert.equal(await store.folders.publicFolder(alice, bobs), undefined, "another account's folder under alice");
+      assert.equal((await store.folders.publicFolder(bob, bobs))?.publicItems, 1);
+      const docs = await store.folders.publicDocuments(shown, 0, 10);
+      assert.equal(docs.totalCount, 2);
+      assert.deepEqual(docs.records.map((d) => [d.username, d.documentId]), [["bob", bobPub.documentId], ["alice", pub.documentId]], "newest placement first, never private, processing or draft");
+      assert.deepEqual((await store.folders.publicDocuments(shown, 1, 1)).records.map((d) => d.documentId), [pub.documentId]);
+      // v2's accessType is the same choice.
+      const types = await store.documentV2.stackAccessTypes(alice);
+      assert.deepEqual([types.get(shown), types.get(hidden)], ["PUBLIC", "UNLISTED"]);
+      await store.documentV2.setStackAccessType(alice, hidden, "PUBLIC");
+      assert.equal((await store.folders.get(alice, hidden))?.onProfile, true);
+      await store.documentV2.setStackAccessType(alice, hidden, "UNLISTED");
+      assert.equal((await store.folders.get(alice, hidden))?.onProfile, false);
+    });
+
+    test("migration 0019 runs again without touching a publisher's choice", async () => {
+      const id = "30000000-0000-4000-8000-000000000009";
+      assert.ok((await store.folders.create(alice, id, { name: "kept shown", description: "" }, 1000)).ok);
+      assert.equal(await store.folders.setOnProfile(alice, id, true), true);
+      await sql`delete from kysely_migration where name = '0019_folders_on_profile'`.execute(dbOf(store));
+      const again = await openStore(url);
+      try {
+        assert.equal((await again.folders.get(alice, id))?.onProfile, true);
+      } finally {
+        await again.close();
+      }
     });
   });
 }

@@ -95,7 +95,7 @@ export interface StackLike {
 }
 
 export function stackView(f: StackLike, accessType: string | undefined): Record<string, unknown> {
-  return { id: f.folderId, title: f.name, description: f.description, accessType: accessType === "UNLISTED" ? "UNLISTED" : "PUBLIC" };
+  return { id: f.folderId, title: f.name, description: f.description, accessType: accessType === "PUBLIC" ? "PUBLIC" : "UNLISTED" };
 }
 
 /** `Paged<T>` (research §2.5.4, §4.1): absolute links, `next` only when there is more. */

@@ -4,6 +4,7 @@ import { missing, QuireError, invalid } from "../../domain/errors.ts";
 import { readFolderFields } from "../../domain/folders.ts";
 import type { FolderRecord } from "../../store/folders.ts";
 import { countOf } from "../../domain/counts.ts";
+import { publicFolderPath } from "../document-paths.ts";
 import { html, type Html } from "../html.ts";
 import { accountOf, field, type AppContext } from "./app-context.ts";
 import { describeFailure, errorBox, noticeBox } from "./app-errors.ts";
@@ -31,10 +32,25 @@ function listBody(csrf: string, folders: FolderRecord[], error?: string, typed: 
   return html`<h1>Folders</h1>
 ${errorBox(error)}
 ${folders.length === 0 ? html`<p>No folders yet.</p>` : html`<ul class="folders">${folders.map(
-    (f) => html`<li><a href="${folderPath(f.folderId)}">${f.name}</a> <span class="count">${countOf(f.items, "document")}</span>${f.description && html`<p class="hint">${f.description}</p>`}</li>`,
+    (f) => html`<li><a href="${folderPath(f.folderId)}">${f.name}</a> <span class="count">${countOf(f.items, "document")}</span>${f.onProfile && html` <span class="count">· on your profile</span>`}${f.description && html`<p class="hint">${f.description}</p>`}</li>`,
   )}</ul>`}
 <h2>New folder</h2>
 ${folderForm(csrf, `${APP_BASE}/folders`, typed, "Create folder")}`;
+}
+
+/**
+ * The folder's place on the public profile (issue 26 item 9): off until the publisher ticks it,
+ * since older folders were made when their names were never shown to anyone.
+ */
+function profileForm(csrf: string, here: string, f: FolderRecord): Html {
+  const address = publicFolderPath(f.username, f.folderId);
+  return html`<form class="stack" method="post" action="${here}/profile">${csrfField(csrf)}
+<label class="check"><input type="checkbox" name="onProfile" value="1"${f.onProfile ? html` checked` : html``} aria-describedby="f-profile-hint"> Show on my profile</label>
+<p class="hint" id="f-profile-hint">${f.onProfile
+    ? html`Shown at <a href="${address}">${address}</a>: its name, description and public documents (never private ones).`
+    : html`Hidden: nobody else sees this folder or its name. Shown, its name, description and public documents appear on your profile.`}</p>
+<button type="submit">Save</button>
+</form>`;
 }
 
 interface FolderView {
@@ -66,6 +82,8 @@ ${v.candidates.map((d) => html`<label class="check"><input type="checkbox" name=
 </form>`}
 <h2>Rename or describe</h2>
 ${folderForm(csrf, `${here}/edit`, { name: f.name, description: f.description }, "Save")}
+<h2>On your profile</h2>
+${profileForm(csrf, here, f)}
 <h2>Delete</h2>
 <form method="post" action="${here}/delete" data-confirm="Delete the folder ${f.name}? Its documents stay.">${csrfField(csrf)}
 <p class="hint">The documents stay; only the folder goes.</p>
@@ -76,7 +94,10 @@ ${folderForm(csrf, `${here}/edit`, { name: f.name, description: f.description },
 /** Documents one "Add to folder" may name. */
 const MAX_ADD_AT_ONCE = 1000;
 
-const NOTICES: Record<string, string> = { added: "The document was added.", removed: "The document was removed from this folder.", saved: "Saved.", created: "The folder was made." };
+const NOTICES: Record<string, string> = {
+  added: "The document was added.", removed: "The document was removed from this folder.", saved: "Saved.", created: "The folder was made.",
+  shown: "The folder is shown on your profile.", hidden: "The folder is no longer shown on your profile.",
+};
 
 /** Folders (issue 14 item 4): a folder holds bookmarks to documents (decisions §7), as in the API. */
 export function registerFoldersPage(scope: FastifyInstance, ctx: AppContext): void {
@@ -134,6 +155,13 @@ export function registerFoldersPage(scope: FastifyInstance, ctx: AppContext): vo
       if (!(err instanceof QuireError) || err.field === "folderId") throw err;
       return showFolder(req, reply, req.params.id, { error: describeFailure(err).text }, 400);
     }
+  });
+
+  scope.post<{ Params: { id: string } }>("/folders/:id/profile", async (req, reply) => {
+    // A ticked box sends onProfile=1; an unticked one sends nothing, which means hidden.
+    const onProfile = field(req.body, "onProfile") === "1";
+    if (!(await store.folders.setOnProfile(accountOf(req).id, req.params.id, onProfile))) throw invalid("folderId");
+    return reply.redirect(`${folderPath(req.params.id)}?done=${onProfile ? "shown" : "hidden"}`, 303);
   });
 
   scope.post<{ Params: { id: string } }>("/folders/:id/add", async (req, reply) => {
