@@ -386,10 +386,12 @@ export function statisticsRepo(
     /**
      * What the counter calls (src/web/stats-counter.ts): `record`, then `sweep` when `sweepBefore`
      * is given, in one call. On SQLite they run in a thread of their own with its own connection
-     * (dialects/sqlite-stats-writer.ts), so the event loop never waits for a batch.
+     * (dialects/sqlite-stats-writer.ts), so the event loop never waits for a batch. The sweep alone
+     * (a few deletes, once a minute) is done here: the thread, and the memory it takes, start only
+     * once there is something to count.
      */
     async write(events: StatEvent[], sweepBefore?: number): Promise<number> {
-      return writeOffLoop ? writeOffLoop(events, sweepBefore) : recordAndSweep(events, sweepBefore);
+      return writeOffLoop && events.length > 0 ? writeOffLoop(events, sweepBefore) : recordAndSweep(events, sweepBefore);
     },
 
     /**

@@ -39,21 +39,36 @@ async function upload(path: string): Promise<string> {
   return (unwrap(await client.upload(path)).document as { documentId: string }).documentId;
 }
 
-function statOf(pid: number): { comm: string; ppid: number } | undefined {
+function statOf(pid: number): { comm: string; ppid: number; state: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(rest[1]) };
+    return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(rest[1]), state: rest[0] ?? "" };
   } catch {
     return undefined;
   }
 }
 
-/** A running `comm` process started by this test process (never another program's on the machine). */
-function ourProcess(comm: string): number | undefined {
+/** Whether a process's arguments include `arg` (false once it has ended). */
+function hasArg(pid: number, arg: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").includes(arg);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A running `comm` process started by this test process (never another program's on the machine),
+ * with `arg` among its arguments when given.
+ */
+function ourProcess(comm: string, arg?: string): number | undefined {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    if (statOf(Number(entry))?.comm !== comm) continue;
+    const stat = statOf(Number(entry));
+    // An ended process not yet reaped (a zombie) still takes a signal, and ignores it.
+    if (stat?.comm !== comm || stat.state === "Z" || stat.state === "X") continue;
+    if (arg !== undefined && !hasArg(Number(entry), arg)) continue;
     for (let p = Number(entry), depth = 0; p > 1 && depth < 12; depth++) {
       const s = statOf(p);
       if (!s) break;
@@ -76,11 +91,11 @@ function signalled(pid: number, signal: NodeJS.Signals): boolean {
 }
 
 /** Uploads `path`, SIGSTOPs the first `comm` of its conversion, and answers the document once it left P. */
-async function stopDuringConversion(path: string, comm: string) {
+async function stopDuringConversion(path: string, comm: string, arg?: string) {
   const id = await upload(path);
   let stopped: number | undefined;
   while (stopped === undefined) {
-    const found = ourProcess(comm);
+    const found = ourProcess(comm, arg);
     // A conversion runs some programs more than once, briefly (tesseract's orientation pass before
     // the page's, say): one seen may have ended before the signal reaches it, so look again.
     if (found !== undefined && signalled(found, "SIGSTOP")) stopped = found;
@@ -118,7 +133,8 @@ test("a SIGSTOPped pdftoppm: the page step is tried again; the document reaches 
 });
 
 test("a SIGSTOPped tesseract: the OCR is tried again; the document reaches A with its text", { timeout: 120_000 }, async () => {
-  const { doc, jobs } = await stopDuringConversion(join(FIXTURES, "ocr-phototest-tesseractjs.png"), "tesseract");
+  // A reading of the page (its text comes back on stdout), not the worker's look at the installed languages.
+  const { doc, jobs } = await stopDuringConversion(join(FIXTURES, "ocr-phototest-tesseractjs.png"), "tesseract", "stdout");
   assert.equal(doc.state, "A", `${doc.errorCode} ${doc.errorMessage}`);
   assert.match(doc.description, /quick brown/i);
   assert.ok(jobs[0] && jobs[0].attempts >= 2, "the stalled attempt failed and the job was tried again");
