@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { httpLoggerOptions } from "./ops/access-log.ts";
+import { accessLogDestination, flushAccessLog, httpLoggerOptions } from "./ops/access-log.ts";
 import { diskCheck } from "./ops/disk-check.ts";
 import { createMetrics, registerQueueGauges } from "./ops/metrics.ts";
 import type { ReadinessCheck } from "./ops/health.ts";
@@ -21,8 +21,10 @@ export interface ApiRoleOptions {
   checks?: Record<string, ReadinessCheck>;
   /** Where the API listens; by default QUIRE_HOST and QUIRE_PORT (tests: port 0). */
   listen?: { host: string; port: number };
-  /** The access log; by default the one line per request at QUIRE_LOG_LEVEL. */
+  /** The access log; by default the one line per request at QUIRE_LOG_LEVEL, to stdout, buffered. */
   logger?: boolean | object;
+  /** Where `logger` writes, if buffered: written out when the role is closed. */
+  logStream?: ReturnType<typeof accessLogDestination>;
 }
 
 export interface RunningApiRole {
@@ -42,7 +44,8 @@ export async function startApiRole(opts: ApiRoleOptions): Promise<RunningApiRole
   const { config, services } = opts;
   const { store, blobs } = services;
   const deps = { config, store, blobs, diskSpace: services.diskSpace };
-  const logger = opts.logger ?? httpLoggerOptions(config.logLevel);
+  const logStream = opts.logger !== undefined ? opts.logStream : config.logLevel === "silent" ? undefined : accessLogDestination();
+  const logger = opts.logger ?? httpLoggerOptions(config.logLevel, logStream);
   const metrics = createMetrics({ role: "api" });
   registerQueueGauges(metrics, store.jobs);
   const disk: Record<string, ReadinessCheck> = services.diskSpace ? { disk: diskCheck(services.diskSpace) } : {};
@@ -53,6 +56,8 @@ export async function startApiRole(opts: ApiRoleOptions): Promise<RunningApiRole
     const cut = setTimeout(() => apps.forEach((a) => a.server.closeAllConnections()), graceMs);
     await Promise.all(apps.map((a) => a.close()));
     clearTimeout(cut);
+    // Every request is answered and logged by now: a normal stop loses no line.
+    if (logStream) await flushAccessLog(logStream);
   };
   const listen = opts.listen ?? { host: config.host, port: config.port };
   const address = await app.listen(listen);

@@ -76,6 +76,8 @@ test("metrics count requests by action and code, upload bytes and the queue; req
   assert.equal(sample(metrics, "quire_jobs", { state: "queued" }), 1);
   assert.equal(sample(metrics, "quire_queue_depth"), 1);
   assert.ok((sample(metrics, "quire_queue_oldest_age_seconds") ?? -1) >= 0);
+  // Access lines are written in batches, at the latest about a second later.
+  for (let i = 0; i < 100 && !api.logLines().some((l) => l.reqId === "trace-42"); i++) await new Promise((r) => setTimeout(r, 50));
   const traceLines = api.logLines().filter((l) => l.reqId === "trace-42");
   assert.equal(traceLines.length, 1, "one access line per request, carrying the request id");
   assert.deepEqual(
