@@ -53,7 +53,7 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     await page.goto(url);
     await page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('.page[data-page="1"] img');
-      return document.documentElement.classList.contains("js") && !!img && img.complete && img.naturalWidth > 0;
+      return document.querySelector<HTMLElement>("#reader")?.dataset.ready === "true" && !!img && img.complete && img.naturalWidth > 0;
     });
     return { page, images };
   }

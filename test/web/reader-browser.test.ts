@@ -32,7 +32,7 @@ describe("reader in a real browser", { timeout: 150_000 }, () => {
   const ready = (p: Page) =>
     p.waitForFunction(() => {
       const shown = [...document.querySelectorAll<HTMLElement>(".page.shown img")] as HTMLImageElement[];
-      return document.documentElement.classList.contains("js") && shown.length > 0 && shown.every((i) => i.complete && i.naturalWidth > 0);
+      return document.querySelector<HTMLElement>("#reader")?.dataset.ready === "true" && shown.length > 0 && shown.every((i) => i.complete && i.naturalWidth > 0);
     });
   const shownPages = (p: Page) =>
     p.$$eval(".page.shown", (els) => els.filter((e) => (e as HTMLElement).offsetWidth > 0).map((e) => Number((e as HTMLElement).dataset.page)));

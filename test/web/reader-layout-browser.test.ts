@@ -46,7 +46,7 @@ describe("the reader's layout, full screen, swipes and search in a real browser"
   const ready = (p: Page) =>
     p.waitForFunction(() => {
       const shown = [...document.querySelectorAll<HTMLImageElement>(".page.shown img")];
-      return document.documentElement.classList.contains("js") && shown.length > 0 &&
+      return document.querySelector<HTMLElement>("#reader")?.dataset.ready === "true" && shown.length > 0 &&
         shown.every((i) => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0);
     });
   const shownPages = (p: Page) =>

@@ -47,7 +47,7 @@ describe("replacing a file, seen in a real browser", { timeout: 180_000 }, () =>
   const readerState = async (p: Page) => {
     await p.waitForFunction(() => {
       const shown = [...document.querySelectorAll<HTMLImageElement>(".page.shown img")];
-      return document.documentElement.classList.contains("js") && shown.length > 0 && shown.every((i) => i.complete && i.naturalWidth > 0);
+      return document.querySelector<HTMLElement>("#reader")?.dataset.ready === "true" && shown.length > 0 && shown.every((i) => i.complete && i.naturalWidth > 0);
     });
     return p.evaluate(() => ({
       pages: Number(document.querySelector<HTMLElement>("#reader")!.dataset.pages),

@@ -56,7 +56,7 @@ describe("statistics in a real browser", { timeout: 180_000 }, () => {
       if (r.url().endsWith("/beacon")) beacons.push(r.postData() ?? "");
     });
     await page.goto(`${origin}/${doc.username}/docs/${doc.name}`);
-    await page.waitForFunction(() => document.documentElement.classList.contains("js"));
+    await page.waitForFunction(() => document.querySelector<HTMLElement>("#reader")?.dataset.ready === "true");
     for (let i = 0; i < 4; i++) {
       await page.keyboard.press("ArrowRight");
       await page.waitForFunction((n) => (document.querySelector("#page-number") as HTMLInputElement).value !== String(n), i + 1);

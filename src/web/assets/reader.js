@@ -8,7 +8,8 @@
 (() => {
   const root = document.documentElement;
   root.classList.remove("no-js");
-  root.classList.add("js");
+  // "js" is set before the first paint by the page's head (page-layout.ts); "js-ran" says this script runs.
+  root.classList.add("js", "js-ran");
 
   // "Being processed": ask for the state now and then, reload once it has changed. A document
   // converted as page ranges also says how many pages are ready: the figure follows it.
@@ -648,4 +649,6 @@
   if (!fitsFirstScreen && (fromHash !== null || (q && q.trim()))) window.scrollTo(0, toolbar.getBoundingClientRect().top + window.scrollY);
   else window.scrollTo(0, 0);
   if (q && q.trim()) search(q, fromHash === null);
+  // Every handler is in place: what a reader does from now on is the reader's (tests wait for this).
+  reader.dataset.ready = "true";
 })();
