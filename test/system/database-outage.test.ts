@@ -63,7 +63,7 @@ async function upload(url: string, account: NewCredentials, title: string, forma
   }
 }
 
-describe("a PostgreSQL outage under load", { skip: privatePostgresUnavailable(), timeout: 240_000 }, () => {
+describe("a PostgreSQL outage under load", { skip: privatePostgresUnavailable(), timeout: 300_000 }, () => {
   let db: PrivatePostgres;
   let dataDir: string;
   let account: NewCredentials;
@@ -150,12 +150,20 @@ describe("a PostgreSQL outage under load", { skip: privatePostgresUnavailable(),
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
+      // Stuck means no progress: the wait fails once 60 s pass without one more document reaching A
+      // (how long the whole queue takes depends on what else the machine runs; the suite's time
+      // limit for the file bounds it).
+      let done = -1;
+      let progressAt = Date.now();
       await until(
         async () => {
           const { rows } = await client.query<{ n: string }>("select count(*) as n from documents where state = 'A' and document_id = any($1)", [accepted.map((a) => a.documentId)]);
-          return Number(rows[0]!.n) === accepted.length;
+          const n = Number(rows[0]!.n);
+          if (n > done) [done, progressAt] = [n, Date.now()];
+          else if (Date.now() - progressAt > 60_000) throw new Error(`no accepted upload reached A for 60 s (${done} of ${accepted.length} did)`);
+          return n === accepted.length;
         },
-        120_000,
+        180_000,
         `all ${accepted.length} accepted uploads to reach A`,
       ).catch(async (err: Error) => {
         const { rows } = await client.query("select d.title, d.state, j.kind, j.state as job, j.attempts, j.last_error, j.run_at from documents d left join jobs j on j.document_id = d.document_id");
