@@ -10,6 +10,17 @@ import type { Database, DocumentsTable } from "./schema.ts";
 import { recordDocumentEvent } from "./webhook-deliveries.ts";
 import { searchIndex } from "./search-index.ts";
 
+/** A queued job for a document, written in the caller's transaction (record and job together). */
+function queueJob(trx: Kysely<Database>, kind: JobKind, documentId: string, accountId: number, now: number, requestId: string | undefined) {
+  return trx
+    .insertInto("jobs")
+    .values({
+      kind, documentId, accountId, state: "queued", attempts: 0, runAt: now,
+      leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
+    })
+    .execute();
+}
+
 // Where they were first written; other modules of the store read rows with them.
 export { fromRow, toRow } from "./document-rows.ts";
 
@@ -142,13 +153,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
       await trx.insertInto("documents").values(toRow(doc)).execute();
       await releaseName(trx, doc.accountId, doc.name);
       await index.indexFields(trx, doc.documentId);
-      await trx
-        .insertInto("jobs")
-        .values({
-          kind: jobKind, documentId: doc.documentId, accountId: doc.accountId, state: "queued", attempts: 0, runAt: doc.createdAt,
-          leaseUntil: null, leaseOwner: null, lastError: "", createdAt: doc.createdAt, updatedAt: doc.createdAt, requestId: requestId ?? null,
-        })
-        .execute();
+      await queueJob(trx, jobKind, doc.documentId, doc.accountId, doc.createdAt, requestId);
     });
 
   /** P -> A and the bookmarks in the folders the upload named, together (decisions §7). */
@@ -428,13 +433,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) !== 1) return undefined;
         await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();
-        await trx
-          .insertInto("jobs")
-          .values({
-            kind: "convert-document", documentId, accountId, state: "queued", attempts: 0, runAt: now,
-            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
-          })
-          .execute();
+        await queueJob(trx, "convert-document", documentId, accountId, now, requestId);
         return { previousBlobId: before.blobId };
       });
     },
@@ -455,13 +454,7 @@ export function documentsRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, 
         if (Number(r.numUpdatedRows) !== 1) return false;
         // The failed run's jobs (ended) make way for the new one: one conversion job per document.
         await trx.deleteFrom("jobs").where("documentId", "=", documentId).where("kind", "=", "convert-document").execute();
-        await trx
-          .insertInto("jobs")
-          .values({
-            kind: "convert-document", documentId, accountId, state: "queued", attempts: 0, runAt: now,
-            leaseUntil: null, leaseOwner: null, lastError: "", createdAt: now, updatedAt: now, requestId: requestId ?? null,
-          })
-          .execute();
+        await queueJob(trx, "convert-document", documentId, accountId, now, requestId);
         return true;
       });
     },

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from "kysely";
 import type { Access, DocumentOrigin, DocumentState } from "../domain/document.ts";
 import type { RecordedDocType } from "../domain/formats.ts";
+import type { Replacement } from "../domain/document-replacement.ts";
 import type { JobKind } from "../domain/job-kinds.ts";
 
 /** Column types as the application sees them (CamelCasePlugin maps to snake_case in SQL). Booleans are 0/1, times epoch ms. */
@@ -363,22 +364,7 @@ export interface UploadChecksumsTable {
  * own `blobId` by the job `jobId`; `state` P while converting, F when it failed (the document keeps
  * its pages). Gone once the document switched to it.
  */
-export interface DocumentReplacementsTable {
-  documentId: string;
-  accountId: number;
-  blobId: string;
-  jobId: number;
-  origin: DocumentOrigin;
-  orgDocType: RecordedDocType;
-  orgDocName: string;
-  slurpUrl: string;
-  originalSize: number;
-  state: "P" | "F";
-  errorCode: number;
-  errorMessage: string;
-  createdAt: number;
-  updatedAt: number;
-}
+export type DocumentReplacementsTable = Replacement;
 
 /** A name a document had before it was renamed (migration 0017): its old addresses lead to it. */
 export interface DocumentOldNamesTable {
