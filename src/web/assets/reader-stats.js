@@ -38,8 +38,21 @@
     lastTick = now;
   }
 
+  // Called by the interval and on leaving: a page reached in the last second before the tab is
+  // hidden or closed is part of what the last report says.
+  function notePage() {
+    const page = currentPage();
+    if (page !== startPage) turned = true;
+    if (page > maxPage || (turned && !sentReadMark)) {
+      maxPage = Math.max(maxPage, page);
+      pendingTurn = true;
+    }
+  }
+
   function send() {
     tick();
+    notePage();
+    if (turned) sentReadMark = true;
     const seconds = Math.floor(visibleMs / 1000);
     const body = JSON.stringify({ p: maxPage, s: seconds, t: turned, sh: shares, c: clicks });
     if (navigator.sendBeacon(url, body)) {
@@ -53,17 +66,10 @@
 
   setInterval(() => {
     tick();
-    const page = currentPage();
-    if (page !== startPage) turned = true;
-    if (page > maxPage || (turned && !sentReadMark)) {
-      maxPage = Math.max(maxPage, page);
-      pendingTurn = true;
-    }
+    notePage();
     const now = performance.now();
-    if (pendingTurn && now - lastSent >= 2000) {
-      if (turned) sentReadMark = true;
-      send();
-    } else if (!sentReadMark && totalMs >= 10_500) {
+    if (pendingTurn && now - lastSent >= 2000) send();
+    else if (!sentReadMark && totalMs >= 10_500) {
       sentReadMark = true;
       send();
     } else if (document.visibilityState === "visible" && now - lastSent >= 60_000) send();
