@@ -112,7 +112,25 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   const enabled = deps.config.statistics;
   const counter = new StatsCounter(store, web.log, Date.now, deps.config.statsFlushMs);
   if (enabled) counter.start();
-  web.addHook("onClose", async () => counter.stop());
+  // Counting a view or a download runs once its answer is written (setImmediate comes after the
+  // reply's write); a close waits for those still due, so nothing counted is lost on a normal stop.
+  const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
+  let due = 0;
+  const afterReply = (work: () => void) => {
+    due++;
+    setImmediate(() => {
+      due--;
+      try {
+        work();
+      } catch (err) {
+        fail(err);
+      }
+    });
+  };
+  web.addHook("onClose", async () => {
+    while (due > 0) await new Promise((r) => setImmediate(r));
+    await counter.stop();
+  });
 
   let cookieSecret: string | undefined;
   const secretReady = store.appSessions.cookieSecret().then((s) => (cookieSecret = s)).catch(() => undefined);
@@ -139,7 +157,6 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     if (!keys) throw new Error("the day's salt could not be read");
     return keys;
   };
-  const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
 
   const impressionsSeen = new Map<string, { minute: number; count: number }>();
   const impressionsAllowed = (req: FastifyRequest, n: number, now: number): number => {
@@ -190,8 +207,13 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   });
 
   const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void) => {
-    if (notCounted(req, enabled)) return;
+    if (!enabled) return;
     const now = Date.now();
+    // After the page is written: the bot check and the two keys cost the reader nothing.
+    afterReply(() => countReaderNow(req, doc, make, now));
+  };
+  const countReaderNow = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void, now: number) => {
+    if (notCounted(req, enabled)) return;
     // Once the secret and the day's salt are read (all but a day's first requests), at once.
     const keys = cookieSecret === undefined ? undefined : keysNow(req, doc.documentId, now);
     if (keys) {
@@ -218,13 +240,16 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
       countReader(req, doc, (k, at) => counter.push({ kind: "download", documentId: doc.documentId, ...k, at }));
     },
     impressions(req, docs) {
-      if (docs.length === 0 || notCounted(req, enabled)) return;
+      if (docs.length === 0 || !enabled) return;
       const now = Date.now();
-      const allowed = impressionsAllowed(req, docs.length, now);
-      void secretReady.then(() => {
-        for (const d of docs.slice(0, allowed)) {
-          if (!isPublisher(req, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
-        }
+      afterReply(() => {
+        if (notCounted(req, enabled)) return;
+        const allowed = impressionsAllowed(req, docs.length, now);
+        void secretReady.then(() => {
+          for (const d of docs.slice(0, allowed)) {
+            if (!isPublisher(req, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
+          }
+        });
       });
     },
   };
