@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 
 /**
  * The client's raw-bytes hatch: one request over its own connection, every byte of it chosen by
@@ -13,9 +13,15 @@ export interface RawRequest {
   path: string;
   /** Sent as given, in this order, after Host; nothing else is added but `Connection: close`. */
   headers?: Array<[string, string]>;
-  body?: Buffer | string;
+  /**
+   * The body: bytes, or chunks written as they come (a slow or half-sent body; the caller declares
+   * its own Content-Length). Writing stops once the server has answered or closed.
+   */
+  body?: Buffer | string | AsyncIterable<Uint8Array>;
   /** No answer within this long rejects (a hang guard; none when absent). */
   timeoutMs?: number;
+  /** Hangs up at once, mid-body if need be (a client that leaves): rejects unless already answered. */
+  signal?: AbortSignal;
 }
 
 export interface RawResponse {
@@ -56,9 +62,14 @@ function parseAnswer(all: Buffer): RawResponse | undefined {
   return { status: Number(statusLine.split(" ")[1]), headers, bytes, body: bytes.toString("utf8") };
 }
 
+function isChunks(body: RawRequest["body"]): body is AsyncIterable<Uint8Array> {
+  return typeof body === "object" && !Buffer.isBuffer(body) && Symbol.asyncIterator in body;
+}
+
 export function rawHttp(baseUrl: string, req: RawRequest): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
-  const body = req.body === undefined ? Buffer.alloc(0) : Buffer.from(req.body);
+  const chunked = isChunks(req.body) ? req.body : undefined;
+  const body = req.body === undefined || chunked ? Buffer.alloc(0) : Buffer.from(req.body as Buffer | string);
   let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n`;
   for (const [name, value] of req.headers ?? []) head += `${name}: ${value}\r\n`;
   head += "Connection: close\r\n\r\n";
@@ -67,19 +78,53 @@ export function rawHttp(baseUrl: string, req: RawRequest): Promise<RawResponse> 
     const chunks: Buffer[] = [];
     const timer = req.timeoutMs === undefined ? undefined : setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no answer within ${req.timeoutMs} ms to a complete request`));
+      reject(new Error(`no answer within ${req.timeoutMs} ms`));
     }, req.timeoutMs);
+    let settled = false;
     const settle = (err?: Error) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
+      req.signal?.removeEventListener("abort", hangUp);
       const answer = parseAnswer(Buffer.concat(chunks));
       if (answer) resolve(answer);
       // A server may answer and close before it has read the whole body (a refusal): what it
       // answered counts, the write error after it does not.
       else reject(err ?? new Error(`no HTTP answer: ${Buffer.concat(chunks).toString("latin1")}`));
     };
+    const hangUp = () => {
+      socket.destroy();
+      settle(new Error("the request was abandoned", { cause: req.signal?.reason }));
+    };
+    if (req.signal?.aborted) return hangUp();
+    req.signal?.addEventListener("abort", hangUp, { once: true });
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", (err) => settle(err));
     socket.on("end", () => settle());
+    socket.on("close", () => settle());
     socket.write(Buffer.concat([Buffer.from(head, "latin1"), body]));
+    // A streamed body stops as soon as the server starts answering: it has said what it had to.
+    if (chunked) void writeChunks(socket, chunked, () => settled || chunks.length > 0).catch((err: unknown) => {
+      socket.destroy();
+      settle(err instanceof Error ? err : new Error(String(err)));
+    });
   });
+}
+
+/** Writes the chunks as they come, waiting for the socket to drain; stops once the exchange is over. */
+async function writeChunks(socket: Socket, chunks: AsyncIterable<Uint8Array>, over: () => boolean): Promise<void> {
+  for await (const chunk of chunks) {
+    if (over() || socket.destroyed || socket.writableEnded) return;
+    if (!socket.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          socket.off("drain", done);
+          socket.off("close", done);
+          resolve();
+        };
+        socket.on("drain", done);
+        socket.on("close", done);
+      });
+    }
+  }
 }

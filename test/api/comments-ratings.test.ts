@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { XMLParser } from "fast-xml-parser";
 import { assertEmptyOk, assertError, FORMATS, okRsp, parseXml, type Format } from "../helpers/api-answers.ts";
 import { call, callerOf, getNormal, list, sign, type Caller } from "../helpers/api-client.ts";
 import { otherCaller, seedDoc } from "../helpers/api-seed.ts";
@@ -22,10 +21,6 @@ const HOSTILE_TEXT = `Nice <b>doc</b>!\n<script>alert(document.cookie)</script>\
 type Json = { rsp: { stat: string; _content?: Record<string, unknown> } };
 type CommentJson = { commentId: string; documentId: string; name: string; author: string; text: string; state: string; created: string; updated: string };
 
-const xmlComments = new XMLParser({
-  ignoreAttributes: false, attributeNamePrefix: "", parseAttributeValue: false, parseTagValue: false, trimValues: false, htmlEntities: true,
-  isArray: (name) => name === "comment",
-});
 
 /** A reader's form POST on the public pages (no script: a form body; `json` asks for the script's answer). */
 async function postForm(server: TestServer, path: string, fields: Record<string, string>, opts: { userAgent?: string; json?: boolean; headers?: Record<string, string> } = {}) {
@@ -50,7 +45,7 @@ async function commentsOf(c: Caller, params: Record<string, string>, format: For
     const result = (rsp._content as { result: { totalCount: number; more: boolean; _content: Array<{ comment: CommentJson }> } }).result;
     return { totalCount: result.totalCount, more: result.more, items: result._content.map((i) => i.comment) };
   }
-  const result = (xmlComments.parse(res.body) as { rsp: { result: { totalCount: string; more: string; comment?: CommentJson[] } } }).rsp.result;
+  const result = (parseXml(res.body, ["comment"]) as { rsp: { result: { totalCount: string; more: string; comment?: CommentJson[] } } }).rsp.result;
   return { totalCount: Number(result.totalCount), more: result.more === "true", items: result.comment ?? [] };
 }
 

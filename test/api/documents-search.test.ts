@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { XMLParser } from "fast-xml-parser";
-import { readAnswer, readList } from "../helpers/api-answers.ts";
+import { parseXml, readAnswer, readList } from "../helpers/api-answers.ts";
 import { callerOf, type Caller, call, refused } from "../helpers/api-client.ts";
 import { accountIdOf, otherCaller } from "../helpers/api-seed.ts";
 import { fillerPage, newStoreDoc, publishWithText } from "../helpers/search-docs.ts";
@@ -41,7 +40,7 @@ test("JSON: ranked documents with score and hits (page and snippet)", async () =
 test("XML: hits/hit@page@snippet", async () => {
   const res = await call(c, "documents.search", { q: "xylophone", access: "public" }, "xml");
   assert.equal(readAnswer(res, "xml").stat, "ok");
-  const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (n) => n === "document" || n === "hit" }).parse(res.body) as {
+  const parsed = parseXml(res.body, ["document", "hit"]) as {
     rsp: { result: { totalCount: string; document: Array<{ title: string; score: string; hits: { hit: Array<{ page: string; snippet: string }> } }> } };
   };
   const docs = parsed.rsp.result.document;

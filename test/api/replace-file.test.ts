@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { request } from "node:http";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import { createAccount } from "../../src/cli/accounts-command.ts";
 import { sweep } from "../../src/jobs/sweeper.ts";
-import { call, callerOf } from "../helpers/api-client.ts";
+import { call, callerOf, rawHttp } from "../helpers/api-client.ts";
 import { AppClient, givePassword, TEST_APP_ENV } from "../helpers/app-client.ts";
 import { postgresUnavailable } from "../helpers/dialects.ts";
 import { fileField, fields, multipartBody, newBoundary, parseRsp, postMultipart, signedUpload } from "../helpers/multipart.ts";
@@ -245,14 +245,24 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       // Half a request: the client goes away in the middle of the file.
       const boundary = newBoundary();
       const body = multipartBody(boundary, [...fields(signedUpload(server.account, { action: "svc.document.update", name: "kept" })), fileField(THREE_PAGES, "half.pdf")]);
-      await new Promise<void>((resolve) => {
-        const req = request(`${server.uploadUrl}/1_0`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": body.length } });
-        req.on("error", () => resolve());
-        req.write(body.subarray(0, body.length - 200), () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      // A client that leaves 200 bytes before the end of its file.
+      const leave = new AbortController();
+      async function* half() {
+        yield body.subarray(0, body.length - 200);
+        await sleep(50);
+        leave.abort();
+      }
+      const target = new URL(server.uploadUrl);
+      await rawHttp(target.origin, {
+        method: "POST",
+        path: `${target.pathname}/1_0`,
+        headers: [["Content-Type", `multipart/form-data; boundary=${boundary}`], ["Content-Length", String(body.length)]],
+        body: half(),
+        signal: leave.signal,
+      }).then(
+        (res) => assert.fail(`an answer to half a body: ${res.status} ${res.body}`),
+        () => undefined,
+      );
 
       const token = await tokenFor(server);
       const foreign = await v2Request(server, "PATCH", `drafts/${documentId}/upload`, { headers: { Authorization: `Bearer ${await tokenFor(server, other.username)}` }, body: formWith(ONE_PAGE) });

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { request, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { PROJECT_ROOT, QUIRE_BIN } from "../helpers/paths.ts";
+import { rawHttp } from "../helpers/api-client.ts";
 import { listFiles } from "../helpers/test-server.ts";
 import { closing, failure, fields, newBlobFiles, newBoundary, parseRsp, partHead, signedUpload, type Rsp } from "../helpers/multipart.ts";
 
@@ -131,7 +131,7 @@ const listBlobFiles = () => listFiles(blobDir());
 
 interface StreamResult {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: Record<string, string>;
   text: string;
   /** Bytes of the file part sent before the answer came (or before the abort). */
   fileBytesSent: number;
@@ -142,7 +142,7 @@ interface StreamResult {
  * on the fly from one reused buffer (never held whole). Stops writing as soon as an answer
  * arrives. With `abortAfter`, destroys the connection once that many file bytes are sent.
  */
-function streamUpload(fileSize: number, opts: { abortAfter?: number } = {}): Promise<StreamResult> {
+async function streamUpload(fileSize: number, opts: { abortAfter?: number } = {}): Promise<StreamResult> {
   const boundary = newBoundary();
   const params = signedUpload(child.account);
   const head = Buffer.concat([
@@ -154,59 +154,36 @@ function streamUpload(fileSize: number, opts: { abortAfter?: number } = {}): Pro
   const zeros = Buffer.alloc(CHUNK);
   const pdfHead = Buffer.from("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "latin1");
 
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let answered = false;
-    let done = false;
-    const finish = (fn: () => void) => {
-      if (done) return;
-      done = true;
-      clearTimeout(guard);
-      fn();
-    };
-    const req = request(`${child.url}/upload/1_0`, {
-      method: "POST",
-      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": head.length + fileSize + tail.length },
-    });
-    const guard = setTimeout(() => {
-      req.destroy();
-      finish(() => reject(new Error(`no answer within ${BIG_UPLOAD_GUARD_MS} ms`)));
-    }, BIG_UPLOAD_GUARD_MS);
-    req.on("response", (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        req.destroy();
-        finish(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8"), fileBytesSent: sent }));
-      });
-      res.on("error", (err) => finish(() => reject(err)));
-    });
-    // Once the server has answered it may close while we still write (EPIPE, ECONNRESET): expected.
-    req.on("error", (err) => {
-      if (!answered && !(opts.abortAfter !== undefined && sent >= opts.abortAfter)) finish(() => reject(err));
-    });
-
-    req.write(head);
-    const pump = () => {
-      while (!answered && !req.destroyed && sent < fileSize) {
-        if (opts.abortAfter !== undefined && sent >= opts.abortAfter) {
-          req.destroy();
-          finish(() => resolve({ status: 0, headers: {}, text: "", fileBytesSent: sent }));
-          return;
-        }
-        let chunk: Buffer = sent === 0 ? Buffer.concat([pdfHead, zeros.subarray(pdfHead.length)]) : zeros;
-        if (chunk.length > fileSize - sent) chunk = chunk.subarray(0, fileSize - sent);
-        sent += chunk.length;
-        if (!req.write(chunk)) {
-          req.once("drain", pump);
-          return;
-        }
+  let sent = 0;
+  const hangUp = new AbortController();
+  async function* body() {
+    yield head;
+    while (sent < fileSize) {
+      if (opts.abortAfter !== undefined && sent >= opts.abortAfter) {
+        hangUp.abort();
+        return;
       }
-      if (!answered && !req.destroyed && sent === fileSize) req.end(tail);
-    };
-    pump();
-  });
+      let chunk: Buffer = sent === 0 ? Buffer.concat([pdfHead, zeros.subarray(pdfHead.length)]) : zeros;
+      if (chunk.length > fileSize - sent) chunk = chunk.subarray(0, fileSize - sent);
+      sent += chunk.length;
+      yield chunk;
+    }
+    yield tail;
+  }
+  try {
+    const res = await rawHttp(child.url, {
+      method: "POST",
+      path: "/upload/1_0",
+      headers: [["Content-Type", `multipart/form-data; boundary=${boundary}`], ["Content-Length", String(head.length + fileSize + tail.length)]],
+      body: body(),
+      timeoutMs: BIG_UPLOAD_GUARD_MS,
+      signal: hangUp.signal,
+    });
+    return { status: res.status, headers: res.headers, text: res.body, fileBytesSent: sent };
+  } catch (err) {
+    if (hangUp.signal.aborted) return { status: 0, headers: {}, text: "", fileBytesSent: sent };
+    throw err;
+  }
 }
 
 before(async () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { rawHttp } from "../helpers/api-client.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { signParams } from "../helpers/independent-sign.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -309,31 +309,26 @@ describe("transport", () => {
  * Sends the head of a body whose Content-Length declares far more, then waits without sending
  * another byte: the answer must come anyway. `timeoutMs` only guards against a hang.
  */
-function sendHeadAndWait(url: string, contentType: string, declaredLength: number, head: Buffer[], timeoutMs = HANG_GUARD_MS): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    const req = request(url, { method: "POST", headers: { "content-type": contentType, "content-length": declaredLength } }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        clearTimeout(timer);
-        req.destroy();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
-      });
+async function sendHeadAndWait(url: string, contentType: string, declaredLength: number, head: Buffer[], timeoutMs = HANG_GUARD_MS): Promise<HttpAnswer> {
+  const target = new URL(url);
+  let answered!: () => void;
+  const over = new Promise<void>((resolve) => (answered = resolve));
+  async function* body() {
+    yield* head;
+    await over;
+  }
+  try {
+    const res = await rawHttp(target.origin, {
+      method: "POST",
+      path: target.pathname + target.search,
+      headers: [["Content-Type", contentType], ["Content-Length", String(declaredLength)]],
+      body: body(),
+      timeoutMs,
     });
-    const timer = setTimeout(() => {
-      req.destroy();
-      reject(new Error(`no answer within ${timeoutMs} ms while the rest of the body was held back`));
-    }, timeoutMs);
-    req.on("error", (err) => {
-      if (!answered) {
-        clearTimeout(timer);
-        reject(err);
-      }
-    });
-    for (const chunk of head) req.write(chunk);
-  });
+    return { status: res.status, headers: res.headers, text: res.body };
+  } finally {
+    answered();
+  }
 }
 
 describe("early refusal: key, signature and action before the file", () => {

@@ -44,28 +44,40 @@ export interface Answer {
   document?: Record<string, unknown>;
 }
 
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "",
-  parseAttributeValue: false,
-  parseTagValue: false,
-  trimValues: false,
-  // decodes character references (&#10;) as any XML parser does
-  htmlEntities: true,
-  isArray: (name) => name === "tag" || name === "folder",
-});
+/** A reader of the envelope whose elements named in `lists` are always read as lists (one or many). */
+const parserWithLists = (lists: readonly string[]) =>
+  new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    parseAttributeValue: false,
+    parseTagValue: false,
+    trimValues: false,
+    // decodes character references (&#10;) as any XML parser does
+    htmlEntities: true,
+    isArray: (name) => lists.includes(name),
+  });
+const xmlParser = parserWithLists(["tag", "folder"]);
+const listParsers = new Map<string, XMLParser>();
 
 /** Characters XML 1.0 cannot carry at all, which the validator does not look for. */
 // eslint-disable-next-line no-control-regex
 const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 
-export function parseXml(body: string): Record<string, unknown> {
+/**
+ * Checks the XML is well formed and carries only what XML 1.0 allows, then reads it; elements named
+ * in `lists` (default: a document's tags and folders) are lists however many there are.
+ */
+export function parseXml(body: string, lists?: readonly string[]): Record<string, unknown> {
   assert.equal(XMLValidator.validate(body), true, `well-formed XML: ${body}`);
   assert.doesNotMatch(body, NOT_XML_CHAR, "only characters XML 1.0 allows");
   // A conforming parser turns a raw tab, LF or CR inside an attribute value into a space; only
   // character references survive it, so none may appear raw there.
   for (const m of body.matchAll(/="([^"]*)"/g)) assert.doesNotMatch(m[1]!, /[\t\n\r]/, `raw whitespace in attribute ${m[0]}`);
-  return xmlParser.parse(body) as Record<string, unknown>;
+  if (!lists) return xmlParser.parse(body) as Record<string, unknown>;
+  const key = lists.join(" ");
+  let parser = listParsers.get(key);
+  if (!parser) listParsers.set(key, (parser = parserWithLists(lists)));
+  return parser.parse(body) as Record<string, unknown>;
 }
 
 /** The answer read as XML: `rsp` with `stat`, one `error` or one `document` (tags/folders as lists). */

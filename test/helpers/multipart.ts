@@ -69,8 +69,8 @@ export function signedUpload(account: { apiKey: string; apiSecret: string }, ext
 
 export interface HttpAnswer {
   status: number;
-  /** Header names lowercased (node:http's shape, which the few streaming tests still produce). */
-  headers: Record<string, string | string[] | undefined>;
+  /** Header names lowercased; a repeated header's values joined by ", ". */
+  headers: Record<string, string>;
   text: string;
 }
 

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { rawHttp } from "../helpers/api-client.ts";
 import { closing, fields, fileField, multipartBody, newBoundary, partHead, signedUpload } from "../helpers/multipart.ts";
 import { sample } from "../helpers/metrics-text.ts";
 import { FIXTURES } from "../helpers/paths.ts";
@@ -121,24 +122,26 @@ test("SIGTERM: an upload in flight finishes and is answered, then the process ex
     ...params.flatMap((p) => [partHead(boundary, p), Buffer.from(`${String(p.value)}\r\n`)]),
     partHead(boundary, { name: "file", filename: "late.pdf" }),
   ]);
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(`${url}/upload/1_0`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` } }, (res) => {
-      let body = "";
-      res.on("data", (c: Buffer) => (body += c.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.write(head);
-    req.write(data.subarray(0, 1000));
-    // the rest only once the server is stopping
-    setTimeout(() => {
-      void api.child.kill("SIGTERM");
-      setTimeout(() => req.end(Buffer.concat([data.subarray(1000), closing(boundary)])), 500);
-    }, 300);
+  const rest = Buffer.concat([data.subarray(1000), closing(boundary)]);
+  // The rest of the body only once the server is stopping.
+  async function* body() {
+    yield head;
+    yield data.subarray(0, 1000);
+    await sleep(300);
+    void api.child.kill("SIGTERM");
+    await sleep(500);
+    yield rest;
+  }
+  const target = new URL(url);
+  const answer = rawHttp(target.origin, {
+    method: "POST",
+    path: "/upload/1_0",
+    headers: [["Content-Type", `multipart/form-data; boundary=${boundary}`], ["Content-Length", String(head.length + 1000 + rest.length)]],
+    body: body(),
   });
-  const { status, body } = await answer;
+  const { status, body: text } = await answer;
   assert.equal(status, 200);
-  assert.equal(JSON.parse(body).rsp.stat, "ok", body);
+  assert.equal(JSON.parse(text).rsp.stat, "ok", text);
   assert.equal(await api.exited, 0);
 });
 

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { request } from "node:http";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
@@ -10,6 +9,7 @@ import type { NewCredentials } from "../../src/accounts/account-admin.ts";
 import { sweepOrphanBlobs } from "../../src/jobs/orphan-sweep.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { rm } from "node:fs/promises";
+import { rawHttp } from "../helpers/api-client.ts";
 import { closing, newBoundary, partHead, signedUpload, fields } from "../helpers/multipart.ts";
 import { seededRandom } from "../helpers/seeded-random.ts";
 import { soak } from "../helpers/soak.ts";
@@ -41,35 +41,31 @@ interface Outcome {
 }
 
 /** One upload whose body goes out in 8 pieces a few ms apart, so a kill can land anywhere in it. */
-function upload(url: string, account: NewCredentials, title: string): Promise<Outcome> {
+async function upload(url: string, account: NewCredentials, title: string): Promise<Outcome> {
   const boundary = newBoundary();
   const head = Buffer.concat(fields(signedUpload(account, { title, format: "json" })).map((p) => Buffer.concat([partHead(boundary, p), Buffer.from(p.value as string), Buffer.from("\r\n")])));
   const fileHead = partHead(boundary, { name: "file", filename: `${title}.pdf` });
   const body = Buffer.concat([head, fileHead, PDF, closing(boundary)]);
-  return new Promise((resolve) => {
-    const req = request(`${url}/upload/1_0`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": body.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        try {
-          const rsp = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { rsp: { stat: string; _content?: { document?: { documentId: string } } } }).rsp;
-          resolve({ title, documentId: rsp.stat === "ok" ? rsp._content?.document?.documentId : undefined });
-        } catch {
-          resolve({ title });
-        }
-      });
-      res.on("error", () => resolve({ title }));
+  async function* pieces() {
+    const piece = Math.ceil(body.length / 8);
+    for (let i = 0; i < body.length; i += piece) {
+      yield body.subarray(i, i + piece);
+      await sleep(5);
+    }
+  }
+  const target = new URL(url);
+  try {
+    const res = await rawHttp(target.origin, {
+      method: "POST",
+      path: "/upload/1_0",
+      headers: [["Content-Type", `multipart/form-data; boundary=${boundary}`], ["Content-Length", String(body.length)]],
+      body: pieces(),
     });
-    req.on("error", () => resolve({ title })); // killed before answering: not accepted
-    void (async () => {
-      const piece = Math.ceil(body.length / 8);
-      for (let i = 0; i < body.length && !req.destroyed; i += piece) {
-        req.write(body.subarray(i, i + piece));
-        await sleep(5);
-      }
-      req.end();
-    })();
-  });
+    const rsp = (JSON.parse(res.body) as { rsp: { stat: string; _content?: { document?: { documentId: string } } } }).rsp;
+    return { title, documentId: rsp.stat === "ok" ? rsp._content?.document?.documentId : undefined };
+  } catch {
+    return { title }; // killed before answering (or half an answer): not accepted
+  }
 }
 
 describe("SIGKILL of the server during uploads", { timeout: 170_000 }, () => {
