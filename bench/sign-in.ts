@@ -8,7 +8,7 @@
  * `npm run bench -- sign-in`. The old hash is made again before every run of it, since a right
  * password rehashes it with today's settings after answering.
  */
-import { setPassword, createAccount } from "../src/cli/accounts-command.ts";
+import { setPassword, createAccount } from "../src/accounts/account-admin.ts";
 import { AppClient, TEST_PASSWORD } from "../test/helpers/app-client.ts";
 import { startTestServer } from "../test/helpers/test-server.ts";
 

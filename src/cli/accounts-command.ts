@@ -6,7 +6,6 @@ import type { Store } from "../store/open-store.ts";
  * @deprecated Import from src/accounts/account-admin.ts. Kept for this merge only: branches made
  * before the move import these from here; remove once they are merged.
  */
-export { addKey, createAccount, createToken, revokeToken, setPassword, type NewCredentials };
 
 /**
  * The password, from the terminal without echo, or the first line of standard input when it is

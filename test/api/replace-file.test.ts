@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import pino from "pino";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { sweep } from "../../src/jobs/sweeper.ts";
 import { call, callerOf, rawHttp } from "../helpers/api-client.ts";
 import { AppClient, givePassword, TEST_APP_ENV } from "../helpers/app-client.ts";

@@ -5,7 +5,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { createAccount } from "../../src/cli/accounts-command.ts";
+import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
 import { FLUSH_EVERY_MS } from "../../src/domain/statistics.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
-import { createAccount, setPassword, type NewCredentials } from "../../src/cli/accounts-command.ts";
+import { createAccount, setPassword, type NewCredentials } from "../../src/accounts/account-admin.ts";
 import { loadConfig } from "../../src/config.ts";
 import { AppClient, givePassword, TEST_APP_ENV, TEST_PASSWORD } from "../helpers/app-client.ts";
 import { FIXTURES } from "../helpers/paths.ts";
