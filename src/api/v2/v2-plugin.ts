@@ -128,6 +128,12 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           done(null, Array.isArray(value) && value.length === 0 ? {} : value);
         });
       });
+      // Axios 1.x types a POST or PATCH sent without data (the TS SDK's fullscreen and QR code calls
+      // without options) as a form: its empty body is an empty object; any other body of another type is 415.
+      v2.addContentTypeParser("*", { parseAs: "string", bodyLimit: MAX_V2_JSON_BYTES }, (_req, body, done) => {
+        if (String(body) === "") return done(null, {});
+        done(Object.assign(new Error("Unsupported content type"), { statusCode: 415 }));
+      });
       // The upload reads its own stream (src/uploads/upload-reader.ts).
       v2.addContentTypeParser("multipart/form-data", (_req, _payload, done) => done(null, undefined));
       v2.setErrorHandler(onError);
