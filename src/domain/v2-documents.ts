@@ -123,7 +123,12 @@ export function publishRefusal(doc: DocumentRecord): PublishRefusal | undefined 
  * `-2`, `-3`... when taken; without it, a public document's name comes from its title and a
  * private one keeps its documentId, which no one can guess (decisions §5). Nothing free: the documentId.
  */
-async function firstName(port: PublishPort, doc: DocumentRecord, desiredName: string | undefined): Promise<{ name: string; given: boolean }> {
+/**
+ * The name a draft's first publish gives it now: from `desiredName`, else a public document's
+ * title, with a suffix when taken; else its documentId. A scheduled publish answers the address
+ * this makes, and gets the same name at its time unless another document took it meanwhile.
+ */
+export async function firstName(port: Pick<PublishPort, "takenNames">, doc: DocumentRecord, desiredName: string | undefined): Promise<{ name: string; given: boolean }> {
   const base = desiredName !== undefined ? nameBaseFromTitle(desiredName) : doc.access === "public" ? nameBaseFromTitle(doc.title) : undefined;
   if (base === undefined) return { name: doc.documentId, given: false };
   const candidates = nameCandidates(base);

@@ -100,6 +100,12 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const png = await fetch(qr.qrCodeUrl);
       assert.equal(png.status, 200);
       assert.deepEqual([...Buffer.from(await png.arrayBuffer()).subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+      // The SDK's fullscreen and QR code calls without options: axios 1.x sends no body, typed as a form
+      // (the real SDK met a 415 here: scripts/v2-client-check). A form that has a body is still refused.
+      const bare = (path: string, body?: string) => v2Request(server, "POST", path, { headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/x-www-form-urlencoded" }, ...(body !== undefined ? { body } : {}) });
+      assert.match(ok(await bare(`publications/${draft.slug}/fullscreen`), "fullscreen without options").url, /annualreport$/);
+      assert.match(ok(await bare(`publications/${draft.slug}/qrcode`), "qrcode without options").qrCodeUrl, /qr\.png/);
+      assert.equal((await bare(`publications/${draft.slug}/fullscreen`, "startPage=2")).status, 415);
 
       // Stacks: the id comes back as a bare JSON string; adding is polled until visible.
       const created = await c.post("stacks", { accessType: "PUBLIC", description: "Yearly", title: "Reports" });

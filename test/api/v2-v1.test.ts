@@ -128,7 +128,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       assert.match((await c.get(`publications/${documentId}`)).json.publicLocation, new RegExp(`/tester/docs/${meanwhile!.name}$`));
     });
 
-    test("a scheduled publish: SCHEDULED, listed so, then published by the worker's durable job", async () => {
+    test("a scheduled publish: answers the address it will have, SCHEDULED, listed so, then published by the worker's durable job", async () => {
       const c = sdk(server, token);
       const at = new Date(Date.now() + 2_000).toISOString();
       const draft = (await c.post("drafts", { confirmCopyright: true, info: { title: "Timed", access: "PUBLIC", scheduledTime: at } })).json;
@@ -146,6 +146,8 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       await until(async () => (await c.get(`drafts/${draft.slug}`)).json.state === "PUBLISHED", 60_000, "the scheduled publish");
       const pub = (await c.get(`publications/${draft.slug}`)).json;
       assert.match(pub.publicLocation, /\/tester\/docs\/timed$/);
+      // Clients keep the publish answer's address (the TS SDK returns it): it is the one the document gets, not its documentId.
+      assert.equal(r.json.publicLocation, pub.publicLocation);
       assert.ok((await v1Names(server)).includes(draft.slug));
     });
   });

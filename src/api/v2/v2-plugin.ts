@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { QuireError } from "../../domain/errors.ts";
 import { SizeBoundedLru } from "../../size-bounded-lru.ts";
@@ -25,6 +26,36 @@ const CORS_HEADERS = {
 declare module "fastify" {
   interface FastifyRequest {
     v2Caller?: V2Caller;
+  }
+}
+
+/** How long a request past its token's budget may be held for a free place before it is 429. */
+const MAX_PACE_MS = 2_000;
+/** Requests of one token held at once; past them a request over budget is 429 at once. */
+const MAX_PACED_PER_TOKEN = 16;
+const pacedNow = new Map<string, number>();
+
+/**
+ * The budget a request takes, held for a place when a short wait gives it one. The clients poll a
+ * draft in a loop without any pause (the SDK's tests, WordPress: research §2.7 item 9) and break on
+ * a 429; held, such a loop just runs at the sustained rate. A wait longer than MAX_PACE_MS, or more
+ * held requests of a token than MAX_PACED_PER_TOKEN, is refused as before.
+ */
+async function paced(limiter: NonNullable<V2Deps["rateLimiter"]>, key: string): Promise<ReturnType<NonNullable<V2Deps["rateLimiter"]>["takeWithStatus"]>> {
+  let budget = limiter.takeWithStatus(key);
+  if (budget === undefined || budget.waitMs === 0 || budget.waitMs > MAX_PACE_MS || (pacedNow.get(key) ?? 0) >= MAX_PACED_PER_TOKEN) return budget;
+  const deadline = Date.now() + MAX_PACE_MS;
+  pacedNow.set(key, (pacedNow.get(key) ?? 0) + 1);
+  try {
+    while (budget !== undefined && budget.waitMs > 0 && Date.now() + budget.waitMs <= deadline) {
+      await sleep(budget.waitMs);
+      budget = limiter.takeWithStatus(key);
+    }
+    return budget;
+  } finally {
+    const left = (pacedNow.get(key) ?? 1) - 1;
+    if (left === 0) pacedNow.delete(key);
+    else pacedNow.set(key, left);
   }
 }
 
@@ -97,6 +128,12 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           done(null, Array.isArray(value) && value.length === 0 ? {} : value);
         });
       });
+      // Axios 1.x types a POST or PATCH sent without data (the TS SDK's fullscreen and QR code calls
+      // without options) as a form: its empty body is an empty object; any other body of another type is 415.
+      v2.addContentTypeParser("*", { parseAs: "string", bodyLimit: MAX_V2_JSON_BYTES }, (_req, body, done) => {
+        if (String(body) === "") return done(null, {});
+        done(Object.assign(new Error("Unsupported content type"), { statusCode: 415 }));
+      });
       // The upload reads its own stream (src/uploads/upload-reader.ts).
       v2.addContentTypeParser("multipart/form-data", (_req, _payload, done) => done(null, undefined));
       v2.setErrorHandler(onError);
@@ -113,7 +150,7 @@ export async function registerV2Routes(app: FastifyInstance, deps: V2Deps): Prom
           deps.store.apiTokens, guesses, req.headers.authorization, () => addressGroup(req.ip), Date.now(),
         );
         // v1's rate per token, told on every answer as the C# client reads it (research §4.4): reset in epoch seconds.
-        const budget = deps.rateLimiter?.takeWithStatus(`v2/${req.v2Caller.tokenHash}`);
+        const budget = deps.rateLimiter === undefined ? undefined : await paced(deps.rateLimiter, `v2/${req.v2Caller.tokenHash}`);
         if (budget !== undefined) {
           reply.headers({
             "x-ratelimit-limit": String(budget.limit),

@@ -1,4 +1,4 @@
-import { publishDocument, publishRefusal, recordChangesOf } from "../../../domain/v2-documents.ts";
+import { firstName, publishDocument, publishRefusal, recordChangesOf } from "../../../domain/v2-documents.ts";
 import { slugParams } from "../v2-schemas.ts";
 import { json, notFound, V2Error, type V2Operation } from "../v2-operation.ts";
 import { ownDocument, readInfo, v2RowOf } from "../v2-documents.ts";
@@ -35,7 +35,9 @@ export const draftPublish: V2Operation = {
       if (refusal !== undefined) throw refuse(refusal);
       await store.documentV2.setInfo(doc.documentId, { ...row!.info, ...(desiredName !== undefined ? { desiredName } : {}) });
       await store.documentV2.schedule(doc.documentId, doc.accountId, scheduledTime, ctx.now);
-      return json({ publicLocation: `${ctx.origin}${publicPath({ username: doc.username, name: doc.documentId })}`, location: appLocation(ctx.origin, doc) });
+      // The address it will have (clients keep publicLocation): the name its publish gives it, as of now.
+      const { name } = await firstName(store.documents, doc, desiredName);
+      return json({ publicLocation: `${ctx.origin}${publicPath({ username: doc.username, name })}`, location: appLocation(ctx.origin, doc) });
     }
     const staged = row?.changes ? recordChangesOf(readInfo(row.changes), ctx.now) : undefined;
     const outcome = await publishDocument(store.documents, doc, desiredName, staged, ctx.now);
