@@ -20,9 +20,20 @@ export class LeakyBuckets {
     private readonly maxBuckets = DEFAULT_MAX_BUCKETS,
   ) {}
 
-  private level(key: string, now: number): number {
+  /** What the key's bucket holds now, after draining since it was last poured. */
+  level(key: string, now: number): number {
     const b = this.buckets.get(key);
     return b ? Math.max(0, b.level - ((now - b.at) / this.windowMs) * this.burst) : 0;
+  }
+
+  /** Forgets the buckets that have drained empty: an empty bucket is the same as none. */
+  forgetDrained(now: number): void {
+    for (const key of this.buckets.keys()) if (this.level(key, now) === 0) this.buckets.delete(key);
+  }
+
+  /** Buckets held. */
+  get size(): number {
+    return this.buckets.size;
   }
 
   /** Whether one more would overflow the key's bucket. */
@@ -51,13 +62,12 @@ export class LeakyBuckets {
 }
 
 /**
- * A leaky bucket per key: the API's error 012 per API key (decisions §2 step 3, §9; see
- * api/rate-limit.ts) and the anonymous pages' budget per client address (web/anonymous-budget.ts)
- * are both this one mechanism. Each request pours one unit
- * into the key's bucket, which drains at `perSecond`; a request that would make it overflow
- * `burst` is refused and pours nothing, so a key that waits is served again. A bucket that has
- * drained empty is the same as no bucket, so idle ones are dropped: memory stays bounded by the
- * keys active in the last `burst / perSecond` seconds.
+ * The buckets above told as a rate: the API's error 012 per API key (decisions §2 step 3, §9; see
+ * api/rate-limit.ts), v2's budget per token and the anonymous pages' budget per client address
+ * (web/anonymous-budget.ts). Each request pours one unit into the key's bucket, which drains at
+ * `perSecond`; a request that would make it overflow `burst` is refused and pours nothing, so a key
+ * that waits is served again. Buckets drained empty are swept, so memory holds the keys active in
+ * the last `burst / perSecond` seconds (and never more than the buckets' bound).
  */
 export interface RateLimitOptions {
   /** Requests a key may make at once. */
@@ -89,49 +99,31 @@ export function createRateLimiter(opts: RateLimitOptions): RateLimiter {
   const clock = opts.clock ?? Date.now;
   const { burst, perSecond } = opts;
   const sweepEveryMs = opts.sweepEveryMs ?? 60_000;
-  const buckets = new Map<string, Bucket>();
+  // Off (perSecond 0): no buckets at all.
+  const buckets = perSecond > 0 ? new LeakyBuckets(burst, (burst / perSecond) * 1000) : undefined;
   let lastSweep = clock();
 
-  const drained = (b: Bucket, now: number) => Math.max(0, b.level - ((now - b.at) / 1000) * perSecond);
-
-  const sweep = (now: number) => {
-    lastSweep = now;
-    for (const [key, b] of buckets) if (drained(b, now) === 0) buckets.delete(key);
-  };
-
   const take = (key: string): number => {
-    if (perSecond <= 0) return 0;
+    if (!buckets) return 0;
     const now = clock();
-    if (now - lastSweep >= sweepEveryMs) sweep(now);
-    const b = buckets.get(key);
-    const level = b ? drained(b, now) : 0;
-    if (level + 1 > burst) {
-      // Refused requests pour nothing; only the drain so far is recorded.
-      if (b) {
-        b.level = level;
-        b.at = now;
-      }
-      return Math.max(1, Math.ceil(((level + 1 - burst) / perSecond) * 1000));
+    if (now - lastSweep >= sweepEveryMs) {
+      lastSweep = now;
+      buckets.forgetDrained(now);
     }
-    if (b) {
-      b.level = level + 1;
-      b.at = now;
-    } else {
-      buckets.set(key, { level: 1, at: now });
-    }
-    return 0;
+    if (buckets.take(key, now)) return 0;
+    // Refused requests pour nothing: the wait is until one unit has drained below the brim.
+    return Math.max(1, Math.ceil(((buckets.level(key, now) + 1 - burst) / perSecond) * 1000));
   };
   return {
     allow: (key) => take(key) === 0,
     take,
     takeWithStatus(key) {
-      if (perSecond <= 0) return undefined;
+      if (!buckets) return undefined;
       const waitMs = take(key);
       const now = clock();
-      const b = buckets.get(key);
-      const level = b ? drained(b, now) : 0;
+      const level = buckets.level(key, now);
       return { waitMs, limit: burst, remaining: Math.max(0, Math.floor(burst - level)), resetMs: now + Math.ceil((level / perSecond) * 1000) };
     },
-    size: () => buckets.size,
+    size: () => buckets?.size ?? 0,
   };
 }

@@ -52,7 +52,8 @@ describe("v2 rate limit and polling clients", () => {
   let server: TestServer;
   let token: string;
   before(async () => {
-    server = await startTestServer({ QUIRE_RATE_BURST: "5", QUIRE_RATE_PER_SECOND: "50" });
+    // A slow drain (one place each 500 ms): a poll is past the budget however slowly a busy machine answers it.
+    server = await startTestServer({ QUIRE_RATE_BURST: "3", QUIRE_RATE_PER_SECOND: "2" });
     token = await tokenFor(server);
   });
   after(() => server.close());
@@ -64,12 +65,12 @@ describe("v2 rate limit and polling clients", () => {
     const draft = (await c.post("drafts", { info: { title: "Polled" } })).json;
     const statuses: number[] = [];
     const remaining: number[] = [];
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 8; i++) {
       const r = await c.get(`drafts/${draft.slug}`);
       statuses.push(r.status);
       remaining.push(Number(r.headers["x-ratelimit-remaining"]));
     }
     assert.deepEqual(new Set(statuses), new Set([200]));
-    assert.ok(remaining.filter((n) => n === 0).length > 20, `past the budget most of the time: ${remaining.join(",")}`);
+    assert.ok(remaining.filter((n) => n === 0).length >= 4, `past the budget most of the time: ${remaining.join(",")}`);
   });
 });

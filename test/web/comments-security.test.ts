@@ -52,17 +52,21 @@ describe("hostile readers", () => {
 
   test("10,000 comments and 10,000 ratings from one address are bounded by the per-address limits", async () => {
     await seedDoc(server, owner, { name: "flooded", state: "A" });
+    // What drains while the flood lasts is let through as well: one comment each 3 minutes, one rating each 30 s.
+    const drained = (since: number, everyMs: number) => Math.ceil((Date.now() - since) / everyMs);
+    let since = Date.now();
     const comments = await pool(10_000, 32, (i) => post(server, "/tester/docs/flooded/comments", { author: `bot ${i}`, text: `spam ${i}` }, { accept: "application/json" }));
     const taken = comments.filter((r) => r.status === 200).length;
-    assert.ok(taken <= 6, `at most the burst (and what drained meanwhile) is taken: ${taken}`);
+    assert.ok(taken <= 5 + drained(since, 180_000), `at most the burst (and what drained meanwhile) is taken: ${taken}`);
     assert.ok(taken >= 1);
     assert.equal(comments.filter((r) => r.status === 429).length, 10_000 - taken, "every other one refused");
     assert.equal(JSON.parse(comments.find((r) => r.status === 429)!.body).message, "You have sent several comments in a short time. Please wait a few minutes and try again.");
     assert.equal(await countRows(server, "documentComments"), taken);
     // A new user agent each time is a new reader each time: the address still bounds them.
+    since = Date.now();
     const ratings = await pool(10_000, 32, (i) => post(server, "/tester/docs/flooded/rating", { stars: "1" }, { accept: "application/json", "user-agent": `ua-${i}` }));
     const rated = ratings.filter((r) => r.status === 200).length;
-    assert.ok(rated <= 31 && rated >= 1, `ratings bounded: ${rated}`);
+    assert.ok(rated <= 30 + drained(since, 30_000) && rated >= 1, `ratings bounded: ${rated}`);
     assert.equal(await countRows(server, "documentRatings"), rated);
   });
 
