@@ -338,13 +338,15 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 
       const host = await fixtureHost();
       try {
+        // The fixture host is on 127.0.0.1: only a worker that allows private addresses may fetch it,
+        // so none other runs while the fetch is queued (one could take it first and fail it).
+        await stopWorker();
         const byUrl = await v2Request(server, "PATCH", `drafts/${documentId}`, {
           headers: { ...auth, "Content-Type": "application/json" },
           body: JSON.stringify({ fileUrl: `${host.url}/pdf-quartz-firefox-1page.pdf` }),
         });
         assert.equal(byUrl.status, 200, byUrl.text);
         assert.equal(byUrl.json.fileInfo.conversionStatus, "CONVERTING");
-        await stopWorker();
         worker = await startTestWorker(server, { startOffice: false, maxAttempts: 1, allowPrivate: true });
         await replaced(documentId);
         const after = await server.services.store.documents.getById(first.accountId, documentId);

