@@ -5,7 +5,7 @@
 // files run as plain JavaScript; QUIRE_TEST_TSX=1 runs them through tsx instead. Prints each
 // file's wall and CPU time at the end (the spec reporter only times tests and suites).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { compileForTests, twinOf } from "./compile-tests.mjs";
@@ -80,9 +80,24 @@ const timesFile = join(timesDir, "times.tsv");
 const started = Date.now();
 const treeFile = join(timesDir, "tree-cpu.tsv");
 const suite = [process.execPath, ...loader, "--import", "./scripts/test-file-timer.mjs", "scripts/test-files.mjs", ...run];
-const env = { ...process.env, QUIRE_TEST_CONCURRENCY: concurrency, QUIRE_TEST_TIMES: timesFile };
-// Under cpu-of-tree.py where Python runs, so the total counts sandboxed converters too.
-const python = spawnSync("python3", ["-c", "import ctypes"], { stdio: "ignore" }).status === 0;
+// A cpuacct group for the run where this machine has one and we may make it (cgroup v1, root):
+// this process joins it, so every process of the run is counted there, and each file's process
+// moves into a group of its own below it (test-file-timer.mjs), so that a file's CPU counts what
+// its sandboxed converters used too. Rusage cannot: a process killed with its sandbox's PID
+// namespace is reaped by no one here, and its CPU reaches no parent's children-time.
+const CPUACCT = "/sys/fs/cgroup/cpuacct";
+let cgroup;
+try {
+  cgroup = join(CPUACCT, `quire-tests-${process.pid}`);
+  mkdirSync(cgroup);
+  writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
+} catch {
+  cgroup = undefined;
+}
+const env = { ...process.env, QUIRE_TEST_CONCURRENCY: concurrency, QUIRE_TEST_TIMES: timesFile, ...(cgroup ? { QUIRE_TEST_CGROUP: cgroup } : {}) };
+// Under cpu-of-tree.py where Python runs and there is no group: its total counts the orphans that
+// the per-file rusage misses (not those killed with a PID namespace).
+const python = !cgroup && spawnSync("python3", ["-c", "import ctypes"], { stdio: "ignore" }).status === 0;
 const result = python
   ? spawnSync("python3", ["scripts/cpu-of-tree.py", treeFile, ...suite], { stdio: "inherit", env })
   : spawnSync(suite[0], suite.slice(1), { stdio: "inherit", env });
@@ -96,19 +111,59 @@ try {
 }
 let tree;
 try {
-  const [cpu, left] = readFileSync(treeFile, "utf8").trim().split("\t").map(Number);
-  tree = { cpu, left };
+  if (cgroup) {
+    const left = readdirSync(cgroup, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .reduce((n, e) => n + readFileSync(join(cgroup, e.name, "cgroup.procs"), "utf8").split("\n").filter(Boolean).length, 0);
+    tree = { cpu: Number(readFileSync(join(cgroup, "cpuacct.usage"), "utf8")) / 1e9, left };
+  } else {
+    const [cpu, left] = readFileSync(treeFile, "utf8").trim().split("\t").map(Number);
+    tree = { cpu, left };
+  }
 } catch {
-  // not measured (no Python)
+  // not measured (no group, no Python)
 }
 rmSync(timesDir, { recursive: true, force: true });
+if (cgroup) removeGroups(cgroup);
 times.sort((a, b) => b[0] - a[0]);
-// Every file with QUIRE_TEST_TIMES_ALL=1; the CPU column counts the file's processes and their reaped children.
+// Every file with QUIRE_TEST_TIMES_ALL=1; the CPU column counts every process the file started
+// where the run has a cpuacct group, else the file's processes and their reaped children.
 const shown = process.env.QUIRE_TEST_TIMES_ALL === "1" ? times : times.slice(0, 20);
 const cpuTotal = times.reduce((sum, t) => sum + t[1], 0);
-console.log(`\nwall and CPU time of the longest test files (${times.length} timed, ${files.length} run, ${concurrency} at a time):`);
+const counted = cgroup ? "every process each file started" : "each file's processes and the children they reaped";
+console.log(`\nwall and CPU time of the longest test files (${times.length} timed, ${files.length} run, ${concurrency} at a time; CPU of ${counted}):`);
 for (const [s, cpu, f] of shown) console.log(`${s.toFixed(1).padStart(8)} s ${cpu.toFixed(1).padStart(8)} s CPU  ${f}`);
 console.log(`${wall.toFixed(1).padStart(8)} s ${cpuTotal.toFixed(1).padStart(8)} s CPU  in all`);
-// The column above misses what ran inside sandboxes (bubblewrap does not wait for it); this does not.
+// The run's group, or cpu-of-tree.py's count: the runner and the compile too.
 if (tree) console.log(`${"".padStart(10)} ${tree.cpu.toFixed(1).padStart(8)} s CPU  in all, every process of the run${tree.left > 0 ? ` (${tree.left} still running at the end)` : ""}`);
 process.exit(result.status ?? 1);
+
+/** Removes the run's groups; a process still in one (a leak) goes back to the root group first. */
+function removeGroups(parent) {
+  try {
+    writeFileSync(join(CPUACCT, "cgroup.procs"), String(process.pid));
+  } catch {
+    // rmdir below fails and says nothing
+  }
+  for (const e of readdirSync(parent, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    const group = join(parent, e.name);
+    try {
+      for (const pid of readFileSync(join(group, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
+        try {
+          writeFileSync(join(CPUACCT, "cgroup.procs"), pid);
+        } catch {
+          // ended meanwhile
+        }
+      }
+      rmdirSync(group);
+    } catch {
+      // left for the machine's next boot
+    }
+  }
+  try {
+    rmdirSync(parent);
+  } catch {
+    // a group left above
+  }
+}

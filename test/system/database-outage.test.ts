@@ -82,7 +82,10 @@ describe("a PostgreSQL outage under load", { skip: privatePostgresUnavailable(),
     }
     env = { QUIRE_DATA_DIR: dataDir, QUIRE_DATABASE_URL: db.url, QUIRE_RATE_PER_SECOND: "0", QUIRE_LOG_LEVEL: "warn"};
     server = await startServerProcess(dataDir, env);
-    worker = startWorker(env);
+    // Ready (LibreOffice started) before the load begins: every upload accepted meanwhile would be
+    // one more conversion to wait for at the end (166 when the worker took 40 s to start on a busy machine).
+    worker = startWorker({ ...env, QUIRE_LOG_LEVEL: "info" });
+    await until(() => /worker started/.test(worker!.out()), 120_000, "the worker to start");
   });
   after(async () => {
     await server?.kill("SIGTERM");
