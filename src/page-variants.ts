@@ -121,6 +121,8 @@ export interface PageVariants {
   get(blobId: string, page: number, width: VariantWidth, format: VariantFormat): Promise<PageImage | undefined>;
   /** Makes and stores every WebP variant of one page that is not stored yet; false when it has no master. */
   makeAll(blobId: string, page: number): Promise<boolean>;
+  /** Variants not started yet are not made; resolves once the ones being made are stored (a server closing). */
+  close(): Promise<void>;
 }
 
 export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): PageVariants {
@@ -128,8 +130,14 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
   let running = 0;
   const waiting: Array<() => void> = [];
   /** At most `limit` variants are made at once; the rest wait their turn. */
-  const gated = async <T>(fn: () => Promise<T>): Promise<T> => {
+  let closed = false;
+  const gated = async <T>(fn: () => Promise<T>, ifClosed: T): Promise<T> => {
     if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    // A request whose server is closing (its reader gone) must not write into a store being put away.
+    if (closed) {
+      waiting.shift()?.();
+      return ifClosed;
+    }
     running++;
     try {
       return await fn();
@@ -168,7 +176,7 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
         const { body } = await variantOfMaster(master, width, format);
         await store(key, body);
         return body;
-      });
+      }, undefined);
     })().finally(() => inFlight.delete(key));
     inFlight.set(key, work);
     return work;
@@ -199,7 +207,13 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
           await store(blobKeys.pageVariant(blobId, page, w, "webp"), (await encodeVariant(d, "webp")).body);
         }
         return true;
-      });
+      }, false);
+    },
+
+    async close() {
+      closed = true;
+      while (waiting.length > 0) waiting.shift()?.();
+      await Promise.allSettled([...inFlight.values()]);
     },
   };
 }
