@@ -12,7 +12,8 @@ import sharp from "sharp";
 import { blobKeys } from "./blobs/blob-keys.ts";
 import type { BlobStore } from "./blobs/blob-store.ts";
 import {
-  ALL_VARIANT_WIDTHS, classifyPage, FALLBACK_JPEG_QUALITY, PAGE_ENCODINGS, PAGE_WIDTHS, VARIANT_EXTENSION, type PageClass, type VariantFormat, type VariantWidth,
+  ALL_VARIANT_WIDTHS, FALLBACK_JPEG_QUALITY, FLAT_CHOICE, FLAT_ENCODING, PAGE_ENCODINGS, PAGE_WIDTHS, pageTraits, VARIANT_EXTENSION,
+  type PageClass, type PageTraits, type VariantFormat, type VariantWidth,
 } from "./domain/page-images.ts";
 
 export interface PageImage {
@@ -20,14 +21,18 @@ export interface PageImage {
   format: VariantFormat;
 }
 
-/** Pixels of a page at one width, and what class of page they show. */
-export interface Decoded {
+/** Pixels of a page at one width, and what they show. */
+export interface Decoded extends PageTraits {
   data: Buffer;
   width: number;
   height: number;
   channels: 1 | 3;
-  pageClass: PageClass;
+  /** The master's bytes scaled to this rendering's area: what the old page cost at this size (FLAT_CHOICE's yardstick). */
+  baseBytes: number;
 }
+
+/** How a variant was encoded: lossless flat (FLAT_ENCODING), lossy WebP by its class, or the JPEG fallback. */
+export type VariantEncoding = "flat" | "lossy" | "jpeg";
 
 /** Every 7th pixel is enough to tell colour and mid tones apart, at a seventh of the cost. */
 function sampled(data: Buffer, channels: number): Uint8Array {
@@ -38,31 +43,66 @@ function sampled(data: Buffer, channels: number): Uint8Array {
   return out;
 }
 
-/** The master decoded at `width` (a JPEG shrinks on load, so a small width costs little). */
-async function decode(master: Buffer, width: number, pageClass?: PageClass): Promise<Decoded> {
+/** The master decoded at `width`, judged at that width unless `traits` are given. */
+async function decode(master: Buffer, width: number, traits?: PageTraits): Promise<Decoded> {
   // The master's pixel area was bounded when it was rendered (maxPagePixels).
   // fastShrinkOnLoad off: a JPEG shrunk while decoded (1/2, 1/4) loses fine text at 400 px (SSIM 0.97 where a plain resize keeps 0.99).
-  const { data, info } = await sharp(master, { limitInputPixels: false }).resize({ width, withoutEnlargement: true, fastShrinkOnLoad: false }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const img = sharp(master, { limitInputPixels: false });
+  const masterWidth = (await img.metadata()).width ?? width;
+  const { data, info } = await img.resize({ width, withoutEnlargement: true, fastShrinkOnLoad: false }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const channels = info.channels === 1 ? 1 : 3;
-  return { data, width: info.width, height: info.height, channels, pageClass: pageClass ?? classifyPage(sampled(data, channels), channels) };
+  return {
+    data, width: info.width, height: info.height, channels,
+    baseBytes: master.length * (info.width / masterWidth) ** 2,
+    ...(traits ?? pageTraits(sampled(data, channels), channels)),
+  };
 }
 
-/** The page's pixels encoded as `format`, by its class's encoding (PAGE_ENCODINGS; `webpQuality` overrides it, for the bench's search). */
-export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuality?: number): Promise<Buffer> {
+/** FLAT_ENCODING's tones: paper, ink, and steps between. */
+const FLAT_TONES = Uint8Array.from({ length: 256 }, (_, v) =>
+  v >= FLAT_ENCODING.paper ? 255 : v <= FLAT_ENCODING.ink ? 0 : Math.min(255, Math.round(v / FLAT_ENCODING.step) * FLAT_ENCODING.step));
+
+/** The page in FLAT_ENCODING: one channel (its luma) when `grey`, else each channel on its own. */
+function flatWebp(d: Decoded, grey: boolean): Promise<Buffer> {
+  const channels = grey ? 1 : d.channels;
+  const n = d.width * d.height;
+  const out = Buffer.allocUnsafe(n * channels);
+  if (channels === d.channels) {
+    for (let i = 0; i < out.length; i++) out[i] = FLAT_TONES[d.data[i] ?? 0] ?? 0;
+  } else {
+    for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = FLAT_TONES[((d.data[p] ?? 0) * 299 + (d.data[p + 1] ?? 0) * 587 + (d.data[p + 2] ?? 0) * 114 + 500) / 1000 | 0] ?? 0;
+  }
+  return sharp(out, { raw: { width: d.width, height: d.height, channels } }).webp({ lossless: true, effort: FLAT_ENCODING.effort }).toBuffer();
+}
+
+/**
+ * The page's pixels encoded as `format`: for WebP, a drawn page flat when that measures smaller
+ * (FLAT_CHOICE), else lossy by its class's encoding (PAGE_ENCODINGS). `webpQuality` forces lossy
+ * WebP at that quality (the bench's search).
+ */
+export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; encoding: VariantEncoding }> {
   const enc = { ...PAGE_ENCODINGS[d.pageClass], ...(webpQuality === undefined ? {} : { webpQuality }) };
-  let img = sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } });
-  if (enc.grey && d.channels === 3) img = img.toColourspace("b-w");
-  return format === "webp"
-    ? img.webp({ quality: enc.webpQuality, preset: enc.preset }).toBuffer()
-    : img.jpeg({ quality: FALLBACK_JPEG_QUALITY }).toBuffer();
+  const img = () => {
+    const raw = sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } });
+    return enc.grey && d.channels === 3 ? raw.toColourspace("b-w") : raw;
+  };
+  if (format === "jpeg") return { body: await img().jpeg({ quality: FALLBACK_JPEG_QUALITY }).toBuffer(), encoding: "jpeg" };
+  const lossy = async () => ({ body: await img().webp({ quality: enc.webpQuality, preset: enc.preset }).toBuffer(), encoding: "lossy" as const });
+  if (webpQuality !== undefined || d.pageClass === "grey" || d.plainShare < FLAT_CHOICE.minPlainShare) return lossy();
+  const flat = { body: await flatWebp(d, enc.grey), encoding: "flat" as const };
+  const share = flat.body.length / d.baseBytes;
+  if (share <= FLAT_CHOICE.keepUnder) return flat;
+  if (share > FLAT_CHOICE.dropOver) return lossy();
+  const other = await lossy();
+  return flat.body.length <= FLAT_CHOICE.lossyShare * other.body.length ? flat : other;
 }
 
 /** One variant of a page from its master image: what a first request for it makes. */
-export async function variantOfMaster(master: Buffer, width: number, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; pageClass: PageClass }> {
+export async function variantOfMaster(master: Buffer, width: number, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; pageClass: PageClass; encoding: VariantEncoding }> {
   // Small widths are judged at CLASS_WIDTH: at 200 px every line of text is a grey smudge.
-  const pageClass = width < CLASS_WIDTH ? (await decode(master, CLASS_WIDTH)).pageClass : undefined;
-  const d = await decode(master, width, pageClass);
-  return { body: await encodeVariant(d, format, webpQuality), pageClass: d.pageClass };
+  const traits = width < CLASS_WIDTH ? await decode(master, CLASS_WIDTH) : undefined;
+  const d = await decode(master, width, traits && { pageClass: traits.pageClass, plainShare: traits.plainShare });
+  return { ...(await encodeVariant(d, format, webpQuality)), pageClass: d.pageClass };
 }
 
 /** The class of a page, found from its master at the width it is judged at (small renderings blur text into mid tones). */
@@ -81,6 +121,8 @@ export interface PageVariants {
   get(blobId: string, page: number, width: VariantWidth, format: VariantFormat): Promise<PageImage | undefined>;
   /** Makes and stores every WebP variant of one page that is not stored yet; false when it has no master. */
   makeAll(blobId: string, page: number): Promise<boolean>;
+  /** Variants not started yet are not made; resolves once the ones being made are stored (a server closing). */
+  close(): Promise<void>;
 }
 
 export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): PageVariants {
@@ -88,8 +130,14 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
   let running = 0;
   const waiting: Array<() => void> = [];
   /** At most `limit` variants are made at once; the rest wait their turn. */
-  const gated = async <T>(fn: () => Promise<T>): Promise<T> => {
+  let closed = false;
+  const gated = async <T>(fn: () => Promise<T>, ifClosed: T): Promise<T> => {
     if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    // A request whose server is closing (its reader gone) must not write into a store being put away.
+    if (closed) {
+      waiting.shift()?.();
+      return ifClosed;
+    }
     running++;
     try {
       return await fn();
@@ -128,7 +176,7 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
         const { body } = await variantOfMaster(master, width, format);
         await store(key, body);
         return body;
-      });
+      }, undefined);
     })().finally(() => inFlight.delete(key));
     inFlight.set(key, work);
     return work;
@@ -156,10 +204,16 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
         const full = await decode(master, PAGE_WIDTHS.read);
         for (const w of missing) {
           const d = w >= full.width ? full : await decodeRaw(full, w);
-          await store(blobKeys.pageVariant(blobId, page, w, "webp"), await encodeVariant(d, "webp"));
+          await store(blobKeys.pageVariant(blobId, page, w, "webp"), (await encodeVariant(d, "webp")).body);
         }
         return true;
-      });
+      }, false);
+    },
+
+    async close() {
+      closed = true;
+      while (waiting.length > 0) waiting.shift()?.();
+      await Promise.allSettled([...inFlight.values()]);
     },
   };
 }
@@ -170,5 +224,5 @@ async function decodeRaw(full: Decoded, width: number): Promise<Decoded> {
     .resize({ width })
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height, channels: full.channels, pageClass: full.pageClass };
+  return { ...full, data, width: info.width, height: info.height, baseBytes: full.baseBytes * (info.width / full.width) ** 2 };
 }

@@ -37,39 +37,79 @@ export const VARIANT_MIME_TYPE: Record<VariantFormat, string> = { webp: "image/w
 export type PageClass = "text" | "grey" | "colour";
 
 /**
- * The encoding of each class, each the lowest quality that reaches, on every sample page of its class,
+ * The lossy encoding of each class, each the lowest quality that reaches, on every sample page of its class,
  * the SSIM today's JPEG q90 reaches at the same width (`npm run bench -- pages` finds and prints them).
  * libwebp's `text` preset keeps edges; pages without colour are encoded from one channel, so their
- * chroma costs nothing and a JPEG fallback is a one-channel JPEG.
+ * chroma costs nothing and a JPEG fallback is a one-channel JPEG. Drawn pages (mostly paper and ink)
+ * are first tried in FLAT_ENCODING.
  */
 export const PAGE_ENCODINGS: Record<PageClass, { webpQuality: number; preset: "text" | "photo" | "picture"; grey: boolean }> = {
   text: { webpQuality: 85, preset: "text", grey: true },
   grey: { webpQuality: 85, preset: "photo", grey: true },
   colour: { webpQuality: 91, preset: "picture", grey: false },
 };
+
+/**
+ * The encoding of a drawn page (text, a slide, a table: paper and ink, their tones only at the edges
+ * of letters and lines): lossless WebP of its pixels with every channel at or above `paper` made
+ * paper (255), at or below `ink` made ink (0), and the tones between rounded to multiples of `step`.
+ * A page without colour then has about 30 tones, which libwebp stores as a palette; the ringing the
+ * master's JPEG left around every letter is gone, which is why it reaches the old page's SSIM
+ * although it is made from that JPEG. Figures (`npm run bench -- pages`, docs/images.md): text pages
+ * at 0.2–0.37 of the old bytes at 1200 px, SSIM above the old page's; scans and photographs
+ * come out larger than lossy WebP and lose their paper's grain, so FLAT_CHOICE keeps them lossy.
+ */
+export const FLAT_ENCODING = { paper: 244, ink: 8, step: 8, effort: 1 } as const;
+
+/**
+ * When a page gets FLAT_ENCODING: decided by measuring it. A page is tried when at least
+ * `minPlainShare` of its pixels are paper or ink (a photograph is not: 0.2%). The flat encoding's
+ * bytes are compared to the master's scaled to the variant's area: kept at or under `keepUnder` of
+ * them (text, slides: 0.13–0.37 at 1200 px), given up over `dropOver` (scans: their grain is not
+ * flat, and snapping it to paper costs SSIM: 0.49–1.1), and in between the lossy encoding is made
+ * too and the flat one kept when it is at most `lossyShare` of the lossy one's bytes.
+ */
+export const FLAT_CHOICE = { minPlainShare: 0.8, keepUnder: 0.4, dropOver: 0.6, lossyShare: 0.8 } as const;
+
 /** The JPEG fallback's quality: today's, so a browser without WebP sees what it always saw. */
 export const FALLBACK_JPEG_QUALITY = 90;
+
+/** What the classification reads from a page's pixels. */
+export interface PageTraits {
+  pageClass: PageClass;
+  /** Share of the pixels that are plain paper or ink (FLAT_ENCODING's `paper`/`ink`), 0..1. */
+  plainShare: number;
+}
 
 /**
  * A page's class from its pixels, 8-bit RGB (channels 3) or grey (channels 1), typically a small
  * rendering of the page: colour when more than 1 in 500 pixels is clearly coloured (a channel apart
  * from the others by more than 24: anti-aliased black text stays well within that), `grey` when
- * more than 15% of the pixels are mid tones (neither paper nor ink), `text` otherwise.
+ * more than 15% of the pixels are mid tones (neither paper nor ink), `text` otherwise; and how much
+ * of it is plain paper or ink (FLAT_CHOICE).
  */
-export function classifyPage(pixels: Uint8Array, channels: number): PageClass {
+export function pageTraits(pixels: Uint8Array, channels: number): PageTraits {
   const n = Math.floor(pixels.length / channels);
-  if (n === 0) return "text";
+  if (n === 0) return { pageClass: "text", plainShare: 1 };
   let coloured = 0;
   let mid = 0;
+  let plain = 0;
   for (let i = 0; i < n; i++) {
     const o = i * channels;
     const r = pixels[o] ?? 0;
     const g = channels >= 3 ? (pixels[o + 1] ?? 0) : r;
     const b = channels >= 3 ? (pixels[o + 2] ?? 0) : r;
-    if (Math.max(r, g, b) - Math.min(r, g, b) > 24) coloured++;
+    const hi = Math.max(r, g, b);
+    const lo = Math.min(r, g, b);
+    if (hi - lo > 24) coloured++;
+    if (lo >= FLAT_ENCODING.paper || hi <= FLAT_ENCODING.ink) plain++;
     const y = (r * 299 + g * 587 + b * 114) / 1000;
     if (y > 48 && y < 208) mid++;
   }
-  if (coloured * 500 > n) return "colour";
-  return mid > n * 0.15 ? "grey" : "text";
+  const pageClass = coloured * 500 > n ? "colour" : mid > n * 0.15 ? "grey" : "text";
+  return { pageClass, plainShare: plain / n };
+}
+
+export function classifyPage(pixels: Uint8Array, channels: number): PageClass {
+  return pageTraits(pixels, channels).pageClass;
 }

@@ -95,6 +95,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
     });
   const origin = (req: FastifyRequest) => publicOrigin(deps.config, req);
   const variants = pageVariants(deps.blobs);
+  app.addHook("onClose", () => variants.close());
   const budget = anonymousBudget({ burst: deps.config.anonymousBurst, perSecond: deps.config.anonymousPerSecond });
   const readerSearches = readerRenderPool({ queue: deps.config.searchQueue });
   app.addHook("onClose", () => readerSearches.close());

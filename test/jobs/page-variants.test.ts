@@ -4,18 +4,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { buffer as readAll } from "node:stream/consumers";
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import sharp from "sharp";
+import { luma, ssim } from "../../bench/image-quality.ts";
+import { renderPages, type PdfLimits } from "../../src/convert/pdf-pages.ts";
+import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
 import { pagesCommand } from "../../src/cli/pages-command.ts";
 import { ALL_VARIANT_WIDTHS, classifyPage, PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 import { PAGE_VARIANTS } from "../../src/domain/job-kinds.ts";
 import { pageVariantsHandler } from "../../src/jobs/page-variants.ts";
-import { pageVariants } from "../../src/page-variants.ts";
+import { pageVariants, variantOfMaster } from "../../src/page-variants.ts";
 import type { Job } from "../../src/store/jobs.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
+import { FIXTURES } from "../helpers/paths.ts";
 import { newStoreDoc } from "../helpers/search-docs.ts";
 import { dbOf } from "../helpers/store-db.ts";
 import { seedAccount } from "../helpers/seed-account.ts";
@@ -138,5 +145,72 @@ describe("classifyPage", () => {
     for (let i = 0; i < 300; i += 3) [colour[i], colour[i + 1], colour[i + 2]] = [200, 30, 30];
     assert.equal(classifyPage(colour, 3), "colour");
     assert.equal(classifyPage(new Uint8Array(0), 3), "text");
+  });
+});
+
+/**
+ * Issue 30, item 1: a text page's WebP is chosen by measuring the page, and is a third of the old page's
+ * bytes or less at an SSIM at least the old page's. Real fixture pages, their masters made by the
+ * conversion's own renderPages, their SSIM against poppler's lossless pixels (bench/image-quality.ts,
+ * as `npm run bench -- pages` measures). Sizes and qualities only; libwebp is deterministic.
+ */
+describe("variant encoding by what the page is", () => {
+  const limits: PdfLimits = { maxPages: 2000, maxPagePixels: 50e6, timeoutMs: 60_000, sandbox: DEFAULT_SANDBOX };
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "quire-variant-encoding-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Page `page` of `pdf`: its master as the conversion stores it, and poppler's lossless pixels at `width`. */
+  async function fixturePage(pdf: string, page: number, name: string) {
+    const [read] = await renderPages(join(FIXTURES, pdf), join(dir, name), { widths: { read: PAGE_WIDTHS.read }, limits, firstPage: page, lastPage: page });
+    const master = await readFile(read!.path);
+    const png = join(dir, `${name}-ref`);
+    await promisify(execFile)("pdftoppm", ["-png", "-cropbox", "-scale-to-x", String(PAGE_WIDTHS.read), "-scale-to-y", "-1", "-f", String(page), "-l", String(page), "-singlefile", join(FIXTURES, pdf), png]);
+    return { master, ref: await readFile(`${png}.png`) };
+  }
+  async function lumaAt(image: Buffer, width: number) {
+    const { data, info } = await sharp(image).resize({ width }).removeAlpha().toColourspace("srgb").raw().toBuffer({ resolveWithObject: true });
+    return { y: luma({ data, width: info.width, height: info.height }), width: info.width, height: info.height };
+  }
+  async function ssimAgainst(ref: Buffer, image: Buffer, width: number): Promise<number> {
+    const a = await lumaAt(ref, width);
+    const b = await lumaAt(image, width);
+    assert.deepEqual([b.width, b.height], [a.width, a.height]);
+    return ssim(a.y, b.y, a.width, a.height);
+  }
+
+  test("a page of body text is flat lossless WebP: at most 0.37 of its JPEG's bytes at 1200 px, 0.22 at 800, at a higher SSIM", async () => {
+    const { master, ref } = await fixturePage("bad/pdf-352-pages-freeculture.pdf", 20, "text");
+    const masterSsim = await ssimAgainst(ref, master, PAGE_WIDTHS.read);
+    const read = await variantOfMaster(master, PAGE_WIDTHS.read, "webp");
+    assert.equal(read.pageClass, "text");
+    assert.equal(read.encoding, "flat");
+    assert.equal((await sharp(read.body).metadata()).format, "webp");
+    assert.ok(read.body.length <= 0.37 * master.length, `${read.body.length} of ${master.length} bytes`);
+    const readSsim = await ssimAgainst(ref, read.body, PAGE_WIDTHS.read);
+    assert.ok(readSsim >= masterSsim, `SSIM ${readSsim} against the old page's ${masterSsim}`);
+    // At 800 px the old encoding is JPEG q90 of the page at that width.
+    const small = await variantOfMaster(master, 800, "webp");
+    assert.equal(small.encoding, "flat");
+    assert.ok(small.body.length <= 0.22 * master.length, `${small.body.length} of ${master.length} bytes`);
+    const jpeg800 = await sharp(ref).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer();
+    assert.ok((await ssimAgainst(ref, small.body, 800)) >= (await ssimAgainst(ref, jpeg800, 800)));
+    // A browser without WebP still gets a JPEG.
+    const fallback = await variantOfMaster(master, 800, "jpeg");
+    assert.equal((await sharp(fallback.body).metadata()).format, "jpeg");
+  });
+
+  test("a scanned page and a photograph stay lossy WebP: flat would be larger and would lose their grain", async () => {
+    const scan = await fixturePage("ocr-scanned-2pages-faa-advisory.pdf", 1, "scan");
+    const v = await variantOfMaster(scan.master, PAGE_WIDTHS.read, "webp");
+    assert.equal(v.encoding, "lossy");
+    assert.ok(v.body.length <= 0.6 * scan.master.length, `${v.body.length} of ${scan.master.length} bytes`);
+    const photo = await sharp(join(FIXTURES, "img-photo-exif-tika.jpg")).resize({ width: PAGE_WIDTHS.read }).jpeg({ quality: 90 }).toBuffer();
+    const p = await variantOfMaster(photo, 800, "webp");
+    assert.deepEqual([p.pageClass, p.encoding], ["colour", "lossy"]);
   });
 });
