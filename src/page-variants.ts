@@ -119,8 +119,12 @@ export interface PageVariants {
    * no master for it (not rendered, or deleted meanwhile).
    */
   get(blobId: string, page: number, width: VariantWidth, format: VariantFormat): Promise<PageImage | undefined>;
-  /** Makes and stores every WebP variant of one page that is not stored yet; false when it has no master. */
-  makeAll(blobId: string, page: number): Promise<boolean>;
+  /**
+   * Makes and stores every WebP variant of one page that is not stored yet, and those at the
+   * widths in `replace` even when stored (`quire pages reencode --force`: a variant of an earlier
+   * encoder made again, put over the old one whole); false when the page has no master.
+   */
+  makeAll(blobId: string, page: number, replace?: readonly VariantWidth[]): Promise<boolean>;
   /** Variants not started yet are not made; resolves once the ones being made are stored (a server closing). */
   close(): Promise<void>;
 }
@@ -193,9 +197,9 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
       return body && { body, format };
     },
 
-    async makeAll(blobId, page) {
+    async makeAll(blobId, page, replace = []) {
       const missing: VariantWidth[] = [];
-      for (const w of ALL_VARIANT_WIDTHS) if (!(await blobs.exists(blobKeys.pageVariant(blobId, page, w, "webp")))) missing.push(w);
+      for (const w of ALL_VARIANT_WIDTHS) if (replace.includes(w) || !(await blobs.exists(blobKeys.pageVariant(blobId, page, w, "webp")))) missing.push(w);
       if (missing.length === 0) return (await blobs.exists(masterKey(blobId, page)));
       return gated(async () => {
         const master = await read(masterKey(blobId, page));

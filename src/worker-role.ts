@@ -126,6 +126,8 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     renderProcesses: config.renderProcesses,
     fanout: { minPages: config.fanoutMinPages, rangePages: config.fanoutRangePages },
   };
+  // One encoder at a time for both kinds of page-variants job: they are background work beside conversions.
+  const variants = pageVariants(services.blobs, { concurrency: 1 });
   return {
     // A document's conversion, and the page ranges a long one is split into (any worker may take any range).
     "convert-document": convertDocumentHandler(convert),
@@ -137,7 +139,9 @@ export function jobRegistry(opts: Pick<WorkerRoleOptions, "config" | "services" 
     // A published document's new file, converted beside its pages (issue 26 item 5).
     "replace-file": replaceFileHandler(convert),
     // `quire pages reencode`: the reading variants of documents published before they existed.
-    "page-variants": pageVariantsHandler({ store: services.store, variants: pageVariants(services.blobs, { concurrency: 1 }) }),
+    "page-variants": pageVariantsHandler({ store: services.store, variants }),
+    // `quire pages reencode --force`: the same, every stored WebP variant made again by today's encoder.
+    "page-variants-remake": pageVariantsHandler({ store: services.store, variants, remake: true }),
   } satisfies Record<JobKind, JobHandler>;
 }
 

@@ -3,7 +3,7 @@
  * and the sweeper enqueue only these, and a worker refuses to start unless it has a handler for
  * each. A new kind (webhook delivery, OCR) is added here and gets its handler in the registry.
  */
-export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery", "index-text", "publish-scheduled", "replace-file", "page-variants"] as const;
+export const JOB_KINDS = ["convert-document", "convert-pages", "webhook-delivery", "index-text", "publish-scheduled", "replace-file", "page-variants", "page-variants-remake"] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -31,6 +31,13 @@ export const CONVERT_PAGES: JobKind = "convert-pages";
  * document ahead of its readers: `quire pages reencode` queues one per document (src/jobs/page-variants.ts).
  */
 export const PAGE_VARIANTS: JobKind = "page-variants";
+
+/**
+ * PAGE_VARIANTS that also makes again the WebP variants stored before it was queued, from the
+ * masters (`quire pages reencode --force`: variants of an earlier encoder replaced by today's).
+ * A kind of its own because a job carries no arguments but its kind and document.
+ */
+export const PAGE_VARIANTS_REMAKE: JobKind = "page-variants-remake";
 
 /** Publishes a v2 draft at its `scheduledTime` (decisions §14; src/jobs/publish-scheduled.ts). */
 export const PUBLISH_SCHEDULED: JobKind = "publish-scheduled";

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { JobFailure } from "../../src/domain/job-failure.ts";
-import { CONVERT_DOCUMENT, CONVERT_PAGES, INDEX_TEXT, PAGE_VARIANTS, PUBLISH_SCHEDULED, REPLACE_FILE, WEBHOOK_DELIVERY } from "../../src/domain/job-kinds.ts";
+import { CONVERT_DOCUMENT, CONVERT_PAGES, INDEX_TEXT, PAGE_VARIANTS, PAGE_VARIANTS_REMAKE, PUBLISH_SCHEDULED, REPLACE_FILE, WEBHOOK_DELIVERY } from "../../src/domain/job-kinds.ts";
 import { backoffDelay } from "../../src/jobs/backoff.ts";
 import { checkRegistry, type JobContext, type JobHandler, type JobRegistry } from "../../src/jobs/job-registry.ts";
 import { sweep } from "../../src/jobs/sweeper.ts";
@@ -62,7 +62,7 @@ for (const dialect of DIALECTS) {
 
     function options(handler: JobHandler, over: Partial<WorkerOptions> = {}): WorkerOptions {
       return {
-        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle, "replace-file": idle, "page-variants": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
+        jobs: store.jobs, registry: { "convert-document": handler, "convert-pages": handler, "webhook-delivery": idle, "index-text": idle, "publish-scheduled": idle, "replace-file": idle, "page-variants": idle, "page-variants-remake": idle }, log, concurrency: 1, maxRunningPerAccount: 1, leaseMs: 2000, heartbeatMs: 200,
         pollMs: 20, jobTimeoutMs: 10_000, maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 20, stopGraceMs: 2000, ...over,
       };
     }
@@ -180,7 +180,7 @@ for (const dialect of DIALECTS) {
 
     test("a registry without a handler for every kind refuses to start", () => {
       const s = scripted(async () => "success");
-      assert.throws(() => startWorker(options(s.handler, { registry: {} as JobRegistry })), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file, page-variants\]/);
+      assert.throws(() => startWorker(options(s.handler, { registry: {} as JobRegistry })), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file, page-variants, page-variants-remake\]/);
     });
 
     test("a giveUp that throws still ends the job, which is not claimed again", async () => {
@@ -314,10 +314,10 @@ test("backoff grows and is capped", () => {
 
 test("the registry must match the job kinds exactly", () => {
   const h: JobHandler = { run: async () => "success", giveUp: async () => {} };
-  checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h, [PAGE_VARIANTS]: h });
-  assert.throws(() => checkRegistry({}), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file, page-variants\]/);
-  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h }), /no handler for \[webhook-delivery, index-text, publish-scheduled, replace-file, page-variants\]/);
-  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h, [PAGE_VARIANTS]: h, "ocr-page": h }), /unknown kinds \[ocr-page\]/);
+  checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h, [PAGE_VARIANTS]: h, [PAGE_VARIANTS_REMAKE]: h });
+  assert.throws(() => checkRegistry({}), /no handler for \[convert-document, convert-pages, webhook-delivery, index-text, publish-scheduled, replace-file, page-variants, page-variants-remake\]/);
+  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h }), /no handler for \[webhook-delivery, index-text, publish-scheduled, replace-file, page-variants, page-variants-remake\]/);
+  assert.throws(() => checkRegistry({ [CONVERT_DOCUMENT]: h, [CONVERT_PAGES]: h, [WEBHOOK_DELIVERY]: h, [INDEX_TEXT]: h, [PUBLISH_SCHEDULED]: h, [REPLACE_FILE]: h, [PAGE_VARIANTS]: h, [PAGE_VARIANTS_REMAKE]: h, "ocr-page": h }), /unknown kinds \[ocr-page\]/);
   checkRegistry({ a: h }, ["a"]);
   assert.throws(() => checkRegistry({}, ["a"]), /no handler for \[a\]/);
   assert.throws(() => checkRegistry({ a: h, b: h }, ["a"]), /unknown kinds \[b\]/);
