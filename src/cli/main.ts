@@ -15,9 +15,10 @@ const USAGE = `usage: quire <command>
   accounts list             list accounts and their active keys
   accounts revoke-key <key> revoke a key
   accounts reseal           seal every apiSecret with the first QUIRE_SECRET_KEY (after a rotation)
-  pages reencode [--document <id>]
+  pages reencode [--document <id>] [--force]
                             make every page's reading variants (WebP widths) of published
-                            documents in the background (a worker's jobs)
+                            documents in the background (a worker's jobs); --force makes the
+                            stored ones again too (today's encoding replaces the old)
   upload <file|url>...      upload documents; --wait follows their conversion (quire upload --help)`;
 
 async function main(argv: string[]): Promise<number> {

@@ -63,11 +63,14 @@ describe("quire accounts", () => {
     assert.equal(quire(dir, "nonsense").code, 2);
   });
 
-  test("pages reencode queues the page-variants jobs; an unknown document exits 1, wrong arguments 2", () => {
+  test("pages reencode [--force] queues the page-variants jobs; an unknown document exits 1, wrong arguments 2", () => {
     const r = quire(dir, "pages", "reencode");
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^\d+ documents? queued for page re-encoding\n$/);
-    assert.equal(quire(dir, "pages", "reencode", "--document", "no-such-document").code, 1);
+    const forced = quire(dir, "pages", "reencode", "--force");
+    assert.equal(forced.code, 0, forced.err);
+    assert.match(forced.out, /^\d+ documents? queued for page re-encoding \(--force: stored variants made again\)\n$/);
+    assert.equal(quire(dir, "pages", "reencode", "--document", "no-such-document", "--force").code, 1);
     assert.equal(quire(dir, "pages", "reencode", "--everything").code, 2);
     assert.equal(quire(dir, "pages", "shrink").code, 2);
     assert.equal(quire(dir, "pages").code, 0, "usage");

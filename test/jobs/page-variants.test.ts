@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import pino from "pino";
 import sharp from "sharp";
 import { luma, ssim } from "../../bench/image-quality.ts";
 import { renderPages, type PdfLimits } from "../../src/convert/pdf-pages.ts";
@@ -16,7 +17,7 @@ import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
 import { pagesCommand } from "../../src/cli/pages-command.ts";
 import { ALL_VARIANT_WIDTHS, classifyPage, PAGE_WIDTHS } from "../../src/domain/page-images.ts";
-import { PAGE_VARIANTS } from "../../src/domain/job-kinds.ts";
+import { PAGE_VARIANTS, PAGE_VARIANTS_REMAKE } from "../../src/domain/job-kinds.ts";
 import { pageVariantsHandler } from "../../src/jobs/page-variants.ts";
 import { pageVariants, variantOfMaster } from "../../src/page-variants.ts";
 import type { Job } from "../../src/store/jobs.ts";
@@ -24,6 +25,9 @@ import type { Store } from "../../src/store/open-store.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { newStoreDoc } from "../helpers/search-docs.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { OfficeConverter } from "../../src/convert/office-to-pdf.ts";
+import { jobRegistry } from "../../src/worker-role.ts";
 import { dbOf } from "../helpers/store-db.ts";
 import { seedAccount } from "../helpers/seed-account.ts";
 
@@ -109,6 +113,70 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await blobs.listWithTimes!(blobKeys.prefix(a.blobId))).filter((e) => e.key.includes("/w")).map((e) => `${e.key}@${e.modifiedAt}`).sort(), stamp);
     });
 
+    /**
+     * The queue's page-variants jobs, claimed from the store and run by the handlers `quire worker`
+     * registers for their kinds (the rest of its registry is never called here).
+     */
+    async function runQueuedPageJobs(): Promise<string[]> {
+      const registry = jobRegistry({
+        config: loadConfig({}),
+        services: { store, blobs, checkBlobs: async () => {} },
+        log: pino({ level: "silent" }),
+        sandbox: DEFAULT_SANDBOX,
+        office: undefined as unknown as OfficeConverter,
+      });
+      const ran: string[] = [];
+      for (let job; (job = await store.jobs.claimNext("test", Date.now(), 60_000, { kinds: [PAGE_VARIANTS, PAGE_VARIANTS_REMAKE] })); ) {
+        const outcome = await registry[job.kind].run({ job, signal: new AbortController().signal });
+        assert.ok(await store.jobs.finish(job.id, "test", Date.now(), { state: outcome === "failed" ? "failed" : "done" }));
+        ran.push(`${job.kind} ${job.documentId} ${outcome}`);
+      }
+      return ran;
+    }
+    /** The first four bytes of a WebP's image chunk: "VP8L" lossless (the flat encoding), "VP8 " lossy. */
+    const webpChunk = (body: Buffer) => body.subarray(12, 16).toString("latin1");
+
+    test("--force makes a text page's stored lossy variants again, flat, in their place; without it they are left alone", async () => {
+      const doc = await convertedLongAgo("Letter encoded before the flat encoding", 2);
+      const variantKey = (n: number, w: number, ext = "webp") => blobKeys.pageVariant(doc.blobId, n, w, ext);
+      // Variants as an earlier encoder stored them: lossy WebP at every width, and a JPEG fallback.
+      const old = new Map<string, Buffer>();
+      for (let n = 1; n <= 2; n++) {
+        const m = await readAll(await blobs.get(blobKeys.page(doc.blobId, n, "read", "jpg")));
+        for (const w of ALL_VARIANT_WIDTHS) old.set(variantKey(n, w), await sharp(m).resize({ width: w }).webp({ quality: 70 }).toBuffer());
+        old.set(variantKey(n, 800, "jpg"), await sharp(m).resize({ width: 800 }).jpeg({ quality: 90 }).toBuffer());
+      }
+      for (const [key, body] of old) await blobs.put(key, Readable.from([body]));
+      const untouched = new Map<string, Buffer>();
+      for (const key of await blobs.list(blobKeys.prefix(doc.blobId))) if (!key.endsWith(".webp")) untouched.set(key, await readAll(await blobs.get(key)));
+      const stored = async (key: string) => readAll(await blobs.get(key));
+
+      const out = output();
+      assert.equal(await pagesCommand(store, ["reencode", "--document", doc.documentId], out.write, out.write), 0);
+      assert.ok((await runQueuedPageJobs()).includes(`${PAGE_VARIANTS} ${doc.documentId} success`));
+      for (const [key, body] of old) assert.deepEqual(await stored(key), body, `${key}: without --force a stored variant stays`);
+
+      assert.equal(await pagesCommand(store, ["reencode", "--force", "--document", doc.documentId], out.write, out.write), 0);
+      assert.match(out.lines.at(-1)!, /^1 document queued for page re-encoding \(--force/);
+      assert.deepEqual(await runQueuedPageJobs(), [`${PAGE_VARIANTS_REMAKE} ${doc.documentId} success`]);
+      for (let n = 1; n <= 2; n++) {
+        const m = await stored(blobKeys.page(doc.blobId, n, "read", "jpg"));
+        for (const w of ALL_VARIANT_WIDTHS) {
+          const body = await stored(variantKey(n, w));
+          assert.notDeepEqual(body, old.get(variantKey(n, w)), `page ${n} at ${w} made again`);
+          assert.deepEqual([(await sharp(body).metadata()).width], [w]);
+        }
+        // At the reading size the variant is exactly what a first request makes today: the flat encoding.
+        const today = await variantOfMaster(m, PAGE_WIDTHS.read, "webp");
+        assert.equal(today.encoding, "flat");
+        const read = await stored(variantKey(n, PAGE_WIDTHS.read));
+        assert.deepEqual(read, today.body, `page ${n}: today's encoding`);
+        assert.deepEqual([webpChunk(old.get(variantKey(n, PAGE_WIDTHS.read))!), webpChunk(read)], ["VP8 ", "VP8L"]);
+        assert.ok(read.length < old.get(variantKey(n, PAGE_WIDTHS.read))!.length, `page ${n}: ${read.length} bytes against the lossy ${old.get(variantKey(n, PAGE_WIDTHS.read))!.length}`);
+      }
+      for (const [key, body] of untouched) assert.deepEqual(await stored(key), body, `${key}: masters and the JPEG fallback unchanged`);
+    });
+
     test("a deleted document, an unknown one and wrong arguments: skipped, refused, nothing queued", async () => {
       const gone = await convertedLongAgo("Gone", 1);
       await store.documents.deleteByNames(accountId, [gone.documentId]);
@@ -118,7 +186,7 @@ for (const dialect of DIALECTS) {
       const jobsBefore = (await dbOf(store).selectFrom("jobs").select("id").execute()).length;
       assert.equal(await pagesCommand(store, ["reencode", "--document", "no-such-document"], out.write, out.write), 1);
       assert.match(out.lines.join(""), /no published document "no-such-document"/);
-      for (const args of [["reencode", "--document"], ["reencode", "--everything"], ["reencode", "extra"], ["shrink"]]) {
+      for (const args of [["reencode", "--document"], ["reencode", "--document", "--force"], ["reencode", "--everything"], ["reencode", "extra"], ["shrink"]]) {
         assert.equal(await pagesCommand(store, args, out.write, out.write), 2, args.join(" "));
       }
       assert.equal((await dbOf(store).selectFrom("jobs").select("id").execute()).length, jobsBefore, "nothing queued");
