@@ -156,16 +156,6 @@ export interface ListAnswer {
   docs: Array<Record<string, unknown>>;
 }
 
-const listXml = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "",
-  parseAttributeValue: false,
-  parseTagValue: false,
-  trimValues: false,
-  htmlEntities: true,
-  isArray: (name) => name === "document" || name === "tag" || name === "folder",
-});
-
 /** Reads a successful `result` list answer, checking its exact shape in each format (decisions §8). */
 export function readList(res: RawResponse, format: Format): ListAnswer {
   const answer = readAnswer(res, format);
@@ -184,8 +174,7 @@ export function readList(res: RawResponse, format: Format): ListAnswer {
     });
     return { totalCount: r.totalCount as number, startIndex: r.startIndex as number, pageSize: r.pageSize as number, more: r.more as boolean, docs };
   }
-  parseXml(res.body); // well-formed, only XML characters
-  const rsp = (listXml.parse(res.body) as { rsp: Record<string, unknown> }).rsp;
+  const rsp = (parseXml(res.body, ["document", "tag", "folder"]) as { rsp: Record<string, unknown> }).rsp;
   const result = rsp.result as Record<string, unknown>;
   assert.ok(result, `a result element in ${res.body}`);
   assert.match(res.body, /<rsp stat="ok"><result totalCount="\d+" startIndex="\d+" pageSize="\d+" more="(true|false)"(\/>|>)/);
