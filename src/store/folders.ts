@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
-import { fromRow } from "./document-rows.ts";
+import { recordsIn } from "./documents.ts";
 import type { Database } from "./schema.ts";
 import { compareText, type SortOrder } from "./text-order.ts";
 
@@ -170,14 +170,7 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
       placed.sort((a, b) => Number(b.addedAt) - Number(a.addedAt) || compareText(a.documentId, b.documentId));
       const ids = placed.slice(offset, offset + limit).map((r) => r.documentId);
       if (ids.length === 0) return { totalCount: placed.length, records: [] };
-      const rows = await db
-        .selectFrom("documents")
-        .innerJoin("accounts", "accounts.id", "documents.accountId")
-        .selectAll("documents")
-        .select("accounts.username")
-        .where("documents.documentId", "in", ids)
-        .execute();
-      const byId = new Map(rows.map((r) => [r.documentId, fromRow(r)]));
+      const byId = new Map((await recordsIn(db, ids)).map((d) => [d.documentId, d]));
       return { totalCount: placed.length, records: ids.map((id) => byId.get(id)).filter((d): d is DocumentRecord => d !== undefined) };
     },
 
