@@ -18,8 +18,11 @@ export function scriptNonce(): string {
 let publicScripts: string | undefined;
 /** The public pages' script sources: the hashes of their two inline scripts (page-layout.ts), computed once. */
 function publicScriptSources(): string {
-  const assets = loadWebAssets();
-  return (publicScripts ??= `'${assets.scriptedFlag.hash}' '${assets.readerLoader.hash}' 'strict-dynamic'`);
+  if (publicScripts === undefined) {
+    const assets = loadWebAssets();
+    publicScripts = `'${assets.scriptedFlag.hash}' '${assets.readerLoader.hash}' 'strict-dynamic'`;
+  }
+  return publicScripts;
 }
 
 /**
