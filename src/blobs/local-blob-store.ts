@@ -119,6 +119,17 @@ export class LocalBlobStore implements BlobStore {
   }
 
 
+  /**
+   * The folder a listing starts from: the deepest one the prefix names whole (`docs/ab/` and
+   * `docs/ab/pa` both start in docs/ab), so a document's listing (every delete makes one) reads its
+   * own folders, not the whole store. A prefix with an odd segment starts from the root: the filter
+   * by prefix keeps the answer right either way.
+   */
+  private startOf(prefix: string): string {
+    const folders = prefix.split("/").slice(0, -1);
+    return folders.every((f) => f !== "" && f !== "." && f !== ".." && f !== TMP_DIR && !f.includes("\\")) ? join(this.root, ...folders) : this.root;
+  }
+
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     const walk = async (dir: string): Promise<void> => {
@@ -139,7 +150,7 @@ export class LocalBlobStore implements BlobStore {
         }
       }
     };
-    await walk(this.root);
+    await walk(this.startOf(prefix));
     return keys.sort();
   }
 }

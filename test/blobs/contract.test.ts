@@ -93,6 +93,13 @@ for (const backend of BACKENDS) {
       await ctx.blobs.put(blobKeys.page("abc123", 1, "w1200", "webp"), Readable.from([Buffer.from("p")]));
       await ctx.blobs.put(blobKeys.original("abc1234"), Readable.from([Buffer.from("other")]));
       assert.deepEqual(await ctx.blobs.list(blobKeys.prefix("abc123")), ["documents/abc123/original", "documents/abc123/pages/w1200/1.webp"]);
+      // A prefix ends anywhere: within a name, at a folder, below one, in a folder that is not there.
+      assert.deepEqual(await ctx.blobs.list("documents/abc12"), ["documents/abc123/original", "documents/abc123/pages/w1200/1.webp", "documents/abc1234/original"]);
+      assert.deepEqual(await ctx.blobs.list("documents/abc123/pages/"), ["documents/abc123/pages/w1200/1.webp"]);
+      assert.deepEqual(await ctx.blobs.list("documents/abc123/pages/w12"), ["documents/abc123/pages/w1200/1.webp"]);
+      assert.deepEqual(await ctx.blobs.list("documents/nothing/here/"), []);
+      assert.deepEqual(await ctx.blobs.list("documents/../documents/abc1234/"), []);
+      assert.ok((await ctx.blobs.list("")).includes("documents/abc1234/original"));
       await ctx.blobs.delete(key);
       await ctx.blobs.delete(key); // idempotent
       assert.equal(await ctx.blobs.exists(key), false);
