@@ -74,18 +74,36 @@ function knownBot(ua: string): boolean {
 const PREFETCH = /prefetch|prerender|preview/i;
 
 /**
+ * What counting reads of a request, copied out of it: counting runs after the answer is written,
+ * and what it holds until then should be these few strings, not the request (with its socket and
+ * reply) kept alive past its answer.
+ */
+interface Visit {
+  method: string;
+  ip: string;
+  userAgent: string | undefined;
+  cookie: string | undefined;
+  /** A prefetch or prerender says so in one of these headers (undefined: none of them). */
+  purpose: string | undefined;
+}
+
+function visitOf(req: FastifyRequest): Visit {
+  const h = req.headers;
+  const purposes = [h["sec-purpose"], h.purpose, h["x-purpose"], h["x-moz"]].filter((p) => p !== undefined);
+  return {
+    method: req.method, ip: req.ip, userAgent: h["user-agent"], cookie: h.cookie,
+    purpose: purposes.length === 0 ? undefined : purposes.map(String).join(" "),
+  };
+}
+
+/**
  * A request that must not count: counting off, a known bot or link preview (isbot's list, kept by
  * its maintainers), a prefetch or prerender, no user agent at all, or the document's own publisher.
  */
-function notCounted(req: FastifyRequest, enabled: boolean): boolean {
-  if (!enabled || req.method !== "GET" && req.method !== "POST") return true;
-  const h = req.headers;
-  const ua = h["user-agent"];
-  if (!ua || knownBot(ua)) return true;
-  for (const purpose of [h["sec-purpose"], h.purpose, h["x-purpose"], h["x-moz"]]) {
-    if (purpose !== undefined && PREFETCH.test(String(purpose))) return true;
-  }
-  return false;
+function notCounted(v: Visit, enabled: boolean): boolean {
+  if (!enabled || v.method !== "GET" && v.method !== "POST") return true;
+  if (!v.userAgent || knownBot(v.userAgent)) return true;
+  return v.purpose !== undefined && PREFETCH.test(v.purpose);
 }
 
 /** Reads a small body (the beacon) from the raw request; undefined when it is larger than `max` bytes. */
@@ -134,33 +152,33 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
 
   let cookieSecret: string | undefined;
   const secretReady = store.appSessions.cookieSecret().then((s) => (cookieSecret = s)).catch(() => undefined);
-  const isPublisher = (req: FastifyRequest, accountId: number) =>
-    cookieSecret !== undefined && publisherOf(cookieSecret, req.headers.cookie) === accountId;
+  const isPublisher = (v: Visit, accountId: number) =>
+    cookieSecret !== undefined && publisherOf(cookieSecret, v.cookie) === accountId;
 
   /**
    * The keys of this reader and of their address for a document, under today's salt; undefined
    * until this process has read today's salt (then `keysOf`, which reads it).
    */
-  const keysNow = (req: FastifyRequest, documentId: string, now: number) => {
+  const keysNow = (v: Visit, documentId: string, now: number) => {
     const salt = store.dailySalts.cachedSalt(now);
     if (salt === undefined) return undefined;
-    const ip = req.ip;
+    const ip = v.ip;
     return {
-      readerKey: readerKey(salt, ip, req.headers["user-agent"] ?? "", documentId),
+      readerKey: readerKey(salt, ip, v.userAgent ?? "", documentId),
       // Another "document" in the hash: the address alone never yields a reader's key.
       addressKey: readerKey(salt, isPlainIPv4(ip) ? ip : addressGroup(ip), "", `address:${documentId}`),
     };
   };
-  const keysOf = async (req: FastifyRequest, documentId: string, now: number) => {
+  const keysOf = async (v: Visit, documentId: string, now: number) => {
     await store.dailySalts.saltFor(now);
-    const keys = keysNow(req, documentId, now);
+    const keys = keysNow(v, documentId, now);
     if (!keys) throw new Error("the day's salt could not be read");
     return keys;
   };
 
   const impressionsSeen = new Map<string, { minute: number; count: number }>();
-  const impressionsAllowed = (req: FastifyRequest, n: number, now: number): number => {
-    const group = addressGroup(req.ip);
+  const impressionsAllowed = (v: Visit, n: number, now: number): number => {
+    const group = addressGroup(v.ip);
     const minute = Math.floor(now / 60_000);
     let seen = impressionsSeen.get(group);
     if (!seen || seen.minute !== minute) {
@@ -189,16 +207,17 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   web.post<{ Params: { username: string; name: string } }>("/:username/docs/:name/beacon", async (req, reply) => {
     const body = await smallBody(req, MAX_BEACON_BYTES).catch(() => undefined);
     void reply.code(204).header("cache-control", "no-store").send();
-    if (body === undefined || notCounted(req, enabled)) return reply;
+    const visit = visitOf(req);
+    if (body === undefined || notCounted(visit, enabled)) return reply;
     const report: BeaconReport | undefined = parseBeacon(body);
     if (!report) return reply;
     const now = Date.now();
     const doc = await cachedDoc(req.params, now).catch(() => undefined);
     if (!doc || doc.state !== "A" || doc.name !== req.params.name) return reply;
     await secretReady;
-    if (isPublisher(req, doc.accountId)) return reply;
+    if (isPublisher(visit, doc.accountId)) return reply;
     try {
-      const keys = keysNow(req, doc.documentId, now) ?? (await keysOf(req, doc.documentId, now));
+      const keys = keysNow(visit, doc.documentId, now) ?? (await keysOf(visit, doc.documentId, now));
       counter.push({ kind: "beacon", documentId: doc.documentId, readerKey: keys.readerKey, at: now, report });
     } catch (err) {
       fail(err);
@@ -209,30 +228,32 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void) => {
     if (!enabled) return;
     const now = Date.now();
+    const visit = visitOf(req);
     // After the page is written: the bot check and the two keys cost the reader nothing.
-    afterReply(() => countReaderNow(req, doc, make, now));
+    afterReply(() => countReaderNow(visit, doc, make, now));
   };
-  const countReaderNow = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void, now: number) => {
-    if (notCounted(req, enabled)) return;
+  const countReaderNow = (visit: Visit, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void, now: number) => {
+    if (notCounted(visit, enabled)) return;
     // Once the secret and the day's salt are read (all but a day's first requests), at once.
-    const keys = cookieSecret === undefined ? undefined : keysNow(req, doc.documentId, now);
+    const keys = cookieSecret === undefined ? undefined : keysNow(visit, doc.documentId, now);
     if (keys) {
-      if (!isPublisher(req, doc.accountId)) make(keys, now);
+      if (!isPublisher(visit, doc.accountId)) make(keys, now);
       return;
     }
     void (async () => {
       await secretReady;
-      if (isPublisher(req, doc.accountId)) return;
-      make(await keysOf(req, doc.documentId, now), now);
+      if (isPublisher(visit, doc.accountId)) return;
+      make(await keysOf(visit, doc.documentId, now), now);
     })().catch(fail);
   };
 
   return {
     view(req, doc, opts) {
+      const referrer = req.headers.referer; // read now: the closure below must not hold the request
       countReader(req, doc, (k, at) =>
         counter.push({
           kind: "view", documentId: doc.documentId, ...k, at, embedded: opts.embedded,
-          referrerHost: referrerHost(req.headers.referer), startPage: opts.startPage,
+          referrerHost: referrerHost(referrer), startPage: opts.startPage,
         }),
       );
     },
@@ -242,12 +263,13 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     impressions(req, docs) {
       if (docs.length === 0 || !enabled) return;
       const now = Date.now();
+      const visit = visitOf(req);
       afterReply(() => {
-        if (notCounted(req, enabled)) return;
-        const allowed = impressionsAllowed(req, docs.length, now);
+        if (notCounted(visit, enabled)) return;
+        const allowed = impressionsAllowed(visit, docs.length, now);
         void secretReady.then(() => {
           for (const d of docs.slice(0, allowed)) {
-            if (!isPublisher(req, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
+            if (!isPublisher(visit, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
           }
         });
       });
