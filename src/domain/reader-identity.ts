@@ -52,3 +52,25 @@ export function readerKey(salt: string, address: string, userAgent: string, docu
   mac.update(`${normalAddress(address)}\0${userAgent.slice(0, USER_AGENT_MAX)}\0${documentId}`);
   return mac.digest().subarray(0, KEY_BYTES).toString("base64url");
 }
+
+/** A reader as their request showed them: hashed into keys when their batch is written, never stored (decisions §15). */
+export interface Visitor {
+  address: string;
+  /** The unit the address is counted in (src/ops/client-address.ts: an IPv6 /64 is one address). */
+  addressGroup: string;
+  userAgent: string;
+}
+
+/** A visitor, its user agent cut as `readerKey` reads it (a buffered visitor holds no more than is hashed). */
+export function newVisitor(address: string, addressGroup: string, userAgent: string): Visitor {
+  return { address, addressGroup, userAgent: userAgent.slice(0, USER_AGENT_MAX) };
+}
+
+/**
+ * A visitor's keys for a document under the day's salt: the reader's, and their address's alone
+ * (another "document" in the hash, so the address alone never yields a reader's key): the second
+ * bounds how many readers one address can count as.
+ */
+export function visitorKeys(salt: string, v: Visitor, documentId: string): { readerKey: string; addressKey: string } {
+  return { readerKey: readerKey(salt, v.address, v.userAgent, documentId), addressKey: readerKey(salt, v.addressGroup, "", `address:${documentId}`) };
+}

@@ -60,9 +60,18 @@ export function dailySaltsRepo(db: Kysely<Database>) {
     /** The salt of `now`'s UTC day, made if the day has none yet. */
     saltFor,
 
-    /** `now`'s salt if this process has read it already (the request path's fast way); else undefined. */
+    /** `now`'s salt if this process has read it already; else undefined (never a query). */
     cachedSalt(now: number): string | undefined {
       return cached !== undefined && now >= cached.from && now < cached.to ? cached.value : undefined;
+    },
+
+    /**
+     * The salt of `now`'s day, or of the later day this process has moved on to: a batch written
+     * just after midnight keys the last second's readers of the day before under the new salt
+     * rather than make the old day's salt again once it is gone.
+     */
+    async saltNoOlderThan(now: number): Promise<string> {
+      return cached !== undefined && utcDay(now) < cached.day ? cached.salt : saltFor(now);
     },
 
     /**

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { utcDay } from "../domain/reader-identity.ts";
+import { readerKey, utcDay, visitorKeys, type Visitor } from "../domain/reader-identity.ts";
 import {
   applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
@@ -7,25 +7,43 @@ import {
 import { dailySaltsRepo } from "./daily-salts.ts";
 import type { Database } from "./schema.ts";
 
+/** Who an event is from: their keys under the day's salt, or the visitor those are made from when the batch is written. */
+type Keyed = { readerKey: string; addressKey: string; visitor?: undefined };
+type FromVisitor = { visitor: Visitor; readerKey?: undefined; addressKey?: undefined };
+
 /**
  * One thing that happened on a public surface, as the web side buffers it (src/web/stats-counter.ts).
- * Readers are named by their keys under the day's salt (src/store/daily-salts.ts) only.
+ * Readers are named by their keys under the day's salt (src/store/daily-salts.ts) only; the web
+ * side gives the visitor, keyed here when the batch is written (off the event loop on SQLite), so
+ * the hashes cost the reader's request nothing. A visitor is held in memory until then, never stored.
  */
 export type StatEvent =
-  | {
+  | ({
       kind: "view";
       documentId: string;
-      readerKey: string;
-      /** The key of the reader's address alone: bounds the readers one address can count as. */
-      addressKey: string;
       at: number;
       embedded: boolean;
       referrerHost: string;
       startPage: number;
-    }
+    } & (Keyed | FromVisitor))
+  | ({ kind: "download"; documentId: string; at: number } & (Keyed | FromVisitor))
+  | ({ kind: "beacon"; documentId: string; at: number; report: BeaconReport } & ({ readerKey: string; visitor?: undefined } | FromVisitor))
+  | { kind: "impressions"; documentId: string; at: number; count: number };
+
+/** An event once keyed: what `record` counts. `addressKey` (of views and downloads) bounds the readers one address can count as. */
+type KeyedEvent =
+  | { kind: "view"; documentId: string; readerKey: string; addressKey: string; at: number; embedded: boolean; referrerHost: string; startPage: number }
   | { kind: "download"; documentId: string; readerKey: string; addressKey: string; at: number }
   | { kind: "beacon"; documentId: string; readerKey: string; at: number; report: BeaconReport }
   | { kind: "impressions"; documentId: string; at: number; count: number };
+
+/** An event with its visitor replaced by their keys under `salt` (the salt of the event's day). */
+export function keyEvent(salt: string, e: StatEvent): StatEvent {
+  if (e.kind === "impressions" || e.visitor === undefined) return e;
+  const { visitor, ...rest } = e;
+  if (rest.kind === "beacon") return { ...rest, readerKey: readerKey(salt, visitor.address, visitor.userAgent, e.documentId) };
+  return { ...rest, ...visitorKeys(salt, visitor, e.documentId) };
+}
 
 /** Every figure of decisions §15 over a range of days. */
 export interface StatTotals {
@@ -164,9 +182,31 @@ export function statisticsRepo(
   /** A batch's events fall on one or two days: each day's text is made once. */
   const dayOf = dayMemo();
 
+  const salts = dailySaltsRepo(db);
+  /** Each visitor's keys under their day's salt (a day's salt read once per batch). */
+  async function keyed(events: readonly StatEvent[]): Promise<KeyedEvent[]> {
+    const saltOf = new Map<string, string>();
+    const out: KeyedEvent[] = [];
+    for (const e of events) {
+      if (e.kind === "impressions" || e.visitor === undefined) {
+        out.push(e as KeyedEvent);
+        continue;
+      }
+      const day = dayOf(e.at);
+      let salt = saltOf.get(day);
+      if (salt === undefined) {
+        salt = await salts.saltNoOlderThan(e.at);
+        saltOf.set(day, salt);
+      }
+      out.push(keyEvent(salt, e) as KeyedEvent);
+    }
+    return out;
+  }
+
   /** Applies a batch; answers how many events counted for a document that still exists. */
-  async function record(events: readonly StatEvent[]): Promise<number> {
-    if (events.length === 0) return 0;
+  async function record(given: readonly StatEvent[]): Promise<number> {
+    if (given.length === 0) return 0;
+    const events = await keyed(given);
     const ids = [...new Set(events.map((e) => e.documentId))];
     const docs = new Map<string, { accountId: number; pageCount: number }>();
     for (const part of chunks(ids)) {

@@ -1,10 +1,24 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
-import type { StatEvent } from "../store/statistics.ts";
+import { keyEvent, type StatEvent } from "../store/statistics.ts";
 import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
 const MAX_BUFFERED = 200_000;
+/**
+ * How long a visitor (an address and user agent) may wait in the buffer unkeyed while the database
+ * refuses batches and this process has no salt for its day to key it with: then it is dropped.
+ */
+const VISITOR_HOLD_MS = 60_000;
+/** Their memory at most, as `heldBytes` counts it: a visitor's user agent may be 512 characters. */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
+/** About what a buffered event holds: its object, and its visitor's strings (two bytes a character at most). */
+function heldBytes(e: StatEvent): number {
+  return e.kind !== "impressions" && e.visitor !== undefined
+    ? 200 + 2 * (e.visitor.address.length + e.visitor.addressGroup.length + e.visitor.userAgent.length)
+    : 200;
+}
 /** Events written per transaction: short enough that other writers wait for SQLite's lock only briefly. */
 const BATCH = 5_000;
 /** How often what is kept only for its day (the salt, today's readers) is swept. */
@@ -14,10 +28,11 @@ const SWEEP_EVERY_MS = 60_000;
  * Counting never waits for the database (decisions §15): requests push events here and are
  * answered at once; every half second the buffer is written in one transaction per batch
  * (src/store/statistics.ts `write`: on SQLite by a thread of its own), and once more on a normal stop. A batch the database refused stays
- * at the front of the buffer for the next tick, within MAX_BUFFERED.
+ * at the front of the buffer for the next tick, within MAX_BUFFERED (and MAX_BUFFERED_BYTES for new events).
  */
 export class StatsCounter {
   private buffer: StatEvent[] = [];
+  private bufferedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private lastSweep = 0;
@@ -34,15 +49,22 @@ export class StatsCounter {
   ) {}
 
   push(event: StatEvent): void {
-    if (this.buffer.length >= MAX_BUFFERED) {
+    const bytes = heldBytes(event);
+    if (this.buffer.length >= MAX_BUFFERED || this.bufferedBytes + bytes > MAX_BUFFERED_BYTES) {
       this.dropped++;
       return;
     }
     this.buffer.push(event);
+    this.bufferedBytes += bytes;
   }
 
   get pending(): number {
     return this.buffer.length;
+  }
+
+  /** Buffered events still holding a visitor's address and user agent (not yet keyed). */
+  get heldVisitors(): number {
+    return this.buffer.reduce((n, e) => n + (e.kind !== "impressions" && e.visitor !== undefined ? 1 : 0), 0);
   }
 
   start(): void {
@@ -60,11 +82,35 @@ export class StatsCounter {
     return this.flushing;
   }
 
+  /**
+   * A batch the database refused, as the buffer keeps it: its visitors keyed with the salt this
+   * process holds for their day, so no address waits for the database to come back; without one
+   * (an outage since the day began), a visitor is kept at most VISITOR_HOLD_MS.
+   */
+  private keptOf(batch: readonly StatEvent[], now: number): StatEvent[] {
+    const kept: StatEvent[] = [];
+    for (const e of batch) {
+      if (e.kind === "impressions" || e.visitor === undefined) {
+        kept.push(e);
+        continue;
+      }
+      const salt = this.store.dailySalts.cachedSalt(e.at);
+      if (salt !== undefined) kept.push(keyEvent(salt, e));
+      else if (now - e.at <= VISITOR_HOLD_MS) kept.push(e);
+      else this.dropped++;
+    }
+    return kept;
+  }
+
   private async writeAll(): Promise<void> {
     const now = this.now();
+    // Keeps this process's salt of the day at hand for keptOf (one query a day).
+    void this.store.dailySalts.saltFor(now).catch(() => undefined);
     let sweep = now - this.lastSweep >= SWEEP_EVERY_MS;
     while (this.buffer.length > 0 || sweep) {
       const batch = this.buffer.splice(0, BATCH);
+      const batchBytes = batch.reduce((sum, e) => sum + heldBytes(e), 0);
+      this.bufferedBytes -= batchBytes;
       // The day's sweep goes with the last batch (or alone), written by the same writer.
       const sweepBefore = sweep && this.buffer.length === 0 ? now : undefined;
       try {
@@ -77,7 +123,9 @@ export class StatsCounter {
         // Kept for the next tick: at most MAX_BUFFERED, newest dropped first.
         const room = Math.max(0, MAX_BUFFERED - this.buffer.length);
         this.dropped += Math.max(0, batch.length - room);
-        this.buffer.unshift(...batch.slice(0, room));
+        const kept = this.keptOf(batch.slice(0, room), now);
+        this.buffer.unshift(...kept);
+        this.bufferedBytes += kept.reduce((sum, e) => sum + heldBytes(e), 0);
         this.log?.warn({ err }, "statistics: a batch could not be written; retrying");
         return;
       }

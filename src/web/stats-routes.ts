@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { isbot } from "isbot";
 import type { Config } from "../config.ts";
 import type { DocumentRecord } from "../domain/document.ts";
-import { isPlainIPv4, readerKey } from "../domain/reader-identity.ts";
+import { isPlainIPv4, newVisitor, type Visitor } from "../domain/reader-identity.ts";
 import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
 import { addressGroup } from "../ops/client-address.ts";
 import { SizeBoundedLru } from "../size-bounded-lru.ts";
@@ -73,11 +73,7 @@ function knownBot(ua: string): boolean {
 
 const PREFETCH = /prefetch|prerender|preview/i;
 
-/**
- * What counting reads of a request, copied out of it: counting runs after the answer is written,
- * and what it holds until then should be these few strings, not the request (with its socket and
- * reply) kept alive past its answer.
- */
+/** What counting reads of a request. */
 interface Visit {
   method: string;
   ip: string;
@@ -94,6 +90,11 @@ function visitOf(req: FastifyRequest): Visit {
     method: req.method, ip: req.ip, userAgent: h["user-agent"], cookie: h.cookie,
     purpose: purposes.length === 0 ? undefined : purposes.map(String).join(" "),
   };
+}
+
+/** The visitor of a counted request: hashed into keys when its batch is written, never stored. */
+function visitorOf(v: Visit): Visitor {
+  return newVisitor(v.ip, isPlainIPv4(v.ip) ? v.ip : addressGroup(v.ip), v.userAgent ?? "");
 }
 
 /**
@@ -130,51 +131,16 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   const enabled = deps.config.statistics;
   const counter = new StatsCounter(store, web.log, Date.now, deps.config.statsFlushMs);
   if (enabled) counter.start();
-  // Counting a view or a download runs once its answer is written (setImmediate comes after the
-  // reply's write); a close waits for those still due, so nothing counted is lost on a normal stop.
-  const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
-  let due = 0;
-  const afterReply = (work: () => void) => {
-    due++;
-    setImmediate(() => {
-      due--;
-      try {
-        work();
-      } catch (err) {
-        fail(err);
-      }
-    });
-  };
+  // A close writes what is buffered, so nothing counted is lost on a normal stop.
   web.addHook("onClose", async () => {
-    while (due > 0) await new Promise((r) => setImmediate(r));
     await counter.stop();
   });
+  const fail = (err: unknown) => web.log.warn({ err }, "statistics: an event could not be counted");
 
   let cookieSecret: string | undefined;
   const secretReady = store.appSessions.cookieSecret().then((s) => (cookieSecret = s)).catch(() => undefined);
   const isPublisher = (v: Visit, accountId: number) =>
     cookieSecret !== undefined && publisherOf(cookieSecret, v.cookie) === accountId;
-
-  /**
-   * The keys of this reader and of their address for a document, under today's salt; undefined
-   * until this process has read today's salt (then `keysOf`, which reads it).
-   */
-  const keysNow = (v: Visit, documentId: string, now: number) => {
-    const salt = store.dailySalts.cachedSalt(now);
-    if (salt === undefined) return undefined;
-    const ip = v.ip;
-    return {
-      readerKey: readerKey(salt, ip, v.userAgent ?? "", documentId),
-      // Another "document" in the hash: the address alone never yields a reader's key.
-      addressKey: readerKey(salt, isPlainIPv4(ip) ? ip : addressGroup(ip), "", `address:${documentId}`),
-    };
-  };
-  const keysOf = async (v: Visit, documentId: string, now: number) => {
-    await store.dailySalts.saltFor(now);
-    const keys = keysNow(v, documentId, now);
-    if (!keys) throw new Error("the day's salt could not be read");
-    return keys;
-  };
 
   const impressionsSeen = new Map<string, { minute: number; count: number }>();
   const impressionsAllowed = (v: Visit, n: number, now: number): number => {
@@ -216,62 +182,51 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     if (!doc || doc.state !== "A" || doc.name !== req.params.name) return reply;
     await secretReady;
     if (isPublisher(visit, doc.accountId)) return reply;
-    try {
-      const keys = keysNow(visit, doc.documentId, now) ?? (await keysOf(visit, doc.documentId, now));
-      counter.push({ kind: "beacon", documentId: doc.documentId, readerKey: keys.readerKey, at: now, report });
-    } catch (err) {
-      fail(err);
-    }
+    counter.push({ kind: "beacon", documentId: doc.documentId, visitor: visitorOf(visit), at: now, report });
     return reply;
   });
 
-  const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void) => {
+  /**
+   * A view or a download: the bot check (its answers kept by user agent) and the visitor pushed to
+   * the buffer, a few microseconds; the keys are made when the batch is written (src/store/statistics.ts).
+   */
+  const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (visitor: Visitor, now: number) => void) => {
     if (!enabled) return;
-    const now = Date.now();
     const visit = visitOf(req);
-    // After the page is written: the bot check and the two keys cost the reader nothing.
-    afterReply(() => countReaderNow(visit, doc, make, now));
-  };
-  const countReaderNow = (visit: Visit, doc: DocumentRecord, make: (k: { readerKey: string; addressKey: string }, now: number) => void, now: number) => {
     if (notCounted(visit, enabled)) return;
-    // Once the secret and the day's salt are read (all but a day's first requests), at once.
-    const keys = cookieSecret === undefined ? undefined : keysNow(visit, doc.documentId, now);
-    if (keys) {
-      if (!isPublisher(visit, doc.accountId)) make(keys, now);
+    const now = Date.now();
+    if (cookieSecret !== undefined) {
+      if (!isPublisher(visit, doc.accountId)) make(visitorOf(visit), now);
       return;
     }
-    void (async () => {
-      await secretReady;
-      if (isPublisher(visit, doc.accountId)) return;
-      make(await keysOf(visit, doc.documentId, now), now);
-    })().catch(fail);
+    // A process's first requests, before the app's secret is read.
+    void secretReady.then(() => {
+      if (!isPublisher(visit, doc.accountId)) make(visitorOf(visit), now);
+    }).catch(fail);
   };
 
   return {
     view(req, doc, opts) {
-      const referrer = req.headers.referer; // read now: the closure below must not hold the request
-      countReader(req, doc, (k, at) =>
+      countReader(req, doc, (visitor, at) =>
         counter.push({
-          kind: "view", documentId: doc.documentId, ...k, at, embedded: opts.embedded,
-          referrerHost: referrerHost(referrer), startPage: opts.startPage,
+          kind: "view", documentId: doc.documentId, visitor, at, embedded: opts.embedded,
+          referrerHost: referrerHost(req.headers.referer), startPage: opts.startPage,
         }),
       );
     },
     download(req, doc) {
-      countReader(req, doc, (k, at) => counter.push({ kind: "download", documentId: doc.documentId, ...k, at }));
+      countReader(req, doc, (visitor, at) => counter.push({ kind: "download", documentId: doc.documentId, visitor, at }));
     },
     impressions(req, docs) {
       if (docs.length === 0 || !enabled) return;
-      const now = Date.now();
       const visit = visitOf(req);
-      afterReply(() => {
-        if (notCounted(visit, enabled)) return;
-        const allowed = impressionsAllowed(visit, docs.length, now);
-        void secretReady.then(() => {
-          for (const d of docs.slice(0, allowed)) {
-            if (!isPublisher(visit, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
-          }
-        });
+      if (notCounted(visit, enabled)) return;
+      const now = Date.now();
+      const allowed = impressionsAllowed(visit, docs.length, now);
+      void secretReady.then(() => {
+        for (const d of docs.slice(0, allowed)) {
+          if (!isPublisher(visit, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
+        }
       });
     },
   };

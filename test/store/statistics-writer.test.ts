@@ -48,6 +48,17 @@ test("a batch crosses to the writer thread in columns and comes out the same", (
   const events = eventsOf("d1");
   assert.deepStrictEqual(unpackStatEvents(packStatEvents(events)), events);
   assert.deepStrictEqual(unpackStatEvents(packStatEvents([])), []);
+  // Visitors (keyed in the thread): each address and user agent crosses once however many events share it.
+  const visitor = { address: "2001:db8::1", addressGroup: "2001:db8:0:0::/64", userAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0" };
+  const visited: StatEvent[] = [
+    { kind: "view", documentId: "d1", visitor, at: T0, embedded: false, referrerHost: "", startPage: 1 },
+    { kind: "download", documentId: "d1", visitor, at: T0 + 1 },
+    { kind: "beacon", documentId: "d1", visitor, at: T0 + 2, report: { page: 2, seconds: 3, turned: false, shares: 0, clicks: 0 } },
+    ...events,
+  ];
+  const packed = packStatEvents(visited);
+  assert.deepStrictEqual(unpackStatEvents(packed), visited);
+  assert.equal(packed.strings.length, 3);
 });
 
 for (const dialect of DIALECTS) {

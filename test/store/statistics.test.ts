@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
     });
     after(async () => drop?.());
 
-    const view = (documentId: string, readerKey: string, at = T0, extra: Partial<Extract<StatEvent, { kind: "view" }>> = {}): StatEvent => ({
+    const view = (documentId: string, readerKey: string, at = T0, extra: Partial<{ addressKey: string; embedded: boolean; referrerHost: string; startPage: number }> = {}): StatEvent => ({
       kind: "view", documentId, readerKey, addressKey: `addr-${readerKey}`, at, embedded: false, referrerHost: "", startPage: 1, ...extra,
     });
     const report = (documentId: string) => store.statistics.report({ accountId: alice, documentId, range: RANGE });

@@ -61,3 +61,40 @@ test("with the database gone, a flush neither throws nor loses the buffer; the b
   await counter.flush();
   await drop().catch(() => undefined);
 });
+
+const visits = (documentId: string, n: number, at: number): StatEvent[] =>
+  Array.from({ length: n }, (_, i) => ({
+    kind: "view", documentId, visitor: { address: `192.0.2.${i}`, addressGroup: `192.0.2.${i}`, userAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0" },
+    at, embedded: false, referrerHost: "", startPage: 1,
+  }));
+
+test("while the database is gone, no address waits for it: visitors are keyed with the day's salt the process holds, else dropped after a minute", async () => {
+  const now = Date.now();
+  const held = await withDocument();
+  try {
+    await held.store.dailySalts.saltFor(now);
+    const counter = new StatsCounter(held.store, undefined, () => now);
+    await held.store.close();
+    for (const e of visits(held.documentId, 10, now)) counter.push(e);
+    assert.equal(counter.heldVisitors, 10);
+    await counter.flush();
+    assert.equal(counter.pending, 10, "kept for the next tick");
+    assert.equal(counter.heldVisitors, 0, "keyed: no address or user agent kept");
+  } finally {
+    await held.drop().catch(() => undefined);
+  }
+
+  const saltless = await withDocument();
+  try {
+    const counter = new StatsCounter(saltless.store, undefined, () => now);
+    await saltless.store.close();
+    for (const e of visits(saltless.documentId, 5, now - 61_000)) counter.push(e);
+    for (const e of visits(saltless.documentId, 5, now)) counter.push(e);
+    await counter.flush();
+    assert.equal(counter.pending, 5, "the recent ones kept");
+    assert.equal(counter.heldVisitors, 5);
+    assert.equal(counter.dropped, 5, "those held over a minute dropped");
+  } finally {
+    await saltless.drop().catch(() => undefined);
+  }
+});

@@ -2,9 +2,9 @@ import type { StatEvent } from "../statistics.ts";
 
 /**
  * A batch of events as it crosses to the writer thread: in columns, numbers in typed arrays (moved,
- * not copied) and each document id and referring host once. Posted as objects, a second's events
- * cost the event loop a few microseconds each to copy; in columns, only the two keys of each are
- * copied.
+ * not copied) and each document id, referring host, address and user agent once. Posted as
+ * objects, a second's events cost the event loop a few microseconds each to copy; in columns, only
+ * the strings are copied.
  */
 export interface PackedStatEvents {
   kinds: Uint8Array;
@@ -15,8 +15,12 @@ export interface PackedStatEvents {
   /** Five numbers per event: a view's embedded, start page and host (into `hosts`); a beacon's report; impressions' count. */
   numbers: Float64Array;
   hosts: string[];
+  /** Keyed events' keys ("" for the others). */
   readerKeys: string[];
   addressKeys: string[];
+  /** Three per event, into `strings`: a visitor's address, its group and user agent; -1 for an event without a visitor. */
+  visitors: Int32Array;
+  strings: string[];
 }
 
 const KINDS = ["view", "download", "beacon", "impressions"] as const;
@@ -27,9 +31,11 @@ export function packStatEvents(events: readonly StatEvent[]): PackedStatEvents {
   const p: PackedStatEvents = {
     kinds: new Uint8Array(n), documents: [], documentOf: new Uint32Array(n), at: new Float64Array(n),
     numbers: new Float64Array(n * WIDTH), hosts: [], readerKeys: new Array<string>(n), addressKeys: new Array<string>(n),
+    visitors: new Int32Array(n * 3).fill(-1), strings: [],
   };
   const docIndex = new Map<string, number>();
   const hostIndex = new Map<string, number>();
+  const stringIndex = new Map<string, number>();
   const indexOf = (map: Map<string, number>, list: string[], value: string) => {
     let i = map.get(value);
     if (i === undefined) {
@@ -44,8 +50,13 @@ export function packStatEvents(events: readonly StatEvent[]): PackedStatEvents {
     p.kinds[i] = KINDS.indexOf(e.kind);
     p.documentOf[i] = indexOf(docIndex, p.documents, e.documentId);
     p.at[i] = e.at;
-    p.readerKeys[i] = e.kind === "impressions" ? "" : e.readerKey;
-    p.addressKeys[i] = e.kind === "view" || e.kind === "download" ? e.addressKey : "";
+    p.readerKeys[i] = e.kind === "impressions" ? "" : e.readerKey ?? "";
+    p.addressKeys[i] = e.kind === "view" || e.kind === "download" ? e.addressKey ?? "" : "";
+    if (e.kind !== "impressions" && e.visitor !== undefined) {
+      p.visitors[i * 3] = indexOf(stringIndex, p.strings, e.visitor.address);
+      p.visitors[i * 3 + 1] = indexOf(stringIndex, p.strings, e.visitor.addressGroup);
+      p.visitors[i * 3 + 2] = indexOf(stringIndex, p.strings, e.visitor.userAgent);
+    }
     if (e.kind === "view") {
       p.numbers[o] = e.embedded ? 1 : 0;
       p.numbers[o + 1] = e.startPage;
@@ -66,18 +77,19 @@ export function unpackStatEvents(p: PackedStatEvents): StatEvent[] {
     const o = i * WIDTH;
     const documentId = p.documents[p.documentOf[i]!]!;
     const at = p.at[i]!;
-    const readerKey = p.readerKeys[i]!;
-    const addressKey = p.addressKeys[i]!;
     const x = (k: number) => p.numbers[o + k]!;
+    const v = p.visitors[i * 3]!;
+    const visitor = v < 0 ? undefined : { address: p.strings[v]!, addressGroup: p.strings[p.visitors[i * 3 + 1]!]!, userAgent: p.strings[p.visitors[i * 3 + 2]!]! };
+    const who = visitor ? { visitor } : { readerKey: p.readerKeys[i]!, addressKey: p.addressKeys[i]! };
     switch (KINDS[p.kinds[i]!]) {
       case "view":
-        out.push({ kind: "view", documentId, readerKey, addressKey, at, embedded: x(0) === 1, startPage: x(1), referrerHost: p.hosts[x(2)]! });
+        out.push({ kind: "view", documentId, ...who, at, embedded: x(0) === 1, startPage: x(1), referrerHost: p.hosts[x(2)]! });
         break;
       case "download":
-        out.push({ kind: "download", documentId, readerKey, addressKey, at });
+        out.push({ kind: "download", documentId, ...who, at });
         break;
       case "beacon":
-        out.push({ kind: "beacon", documentId, readerKey, at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
+        out.push({ kind: "beacon", documentId, ...(visitor ? { visitor } : { readerKey: p.readerKeys[i]! }), at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
         break;
       default:
         out.push({ kind: "impressions", documentId, at, count: x(0) });
@@ -88,7 +100,7 @@ export function unpackStatEvents(p: PackedStatEvents): StatEvent[] {
 
 /** The typed arrays' buffers: moved to the thread with the message. */
 export function transferablesOf(p: PackedStatEvents): ArrayBuffer[] {
-  return [p.kinds.buffer, p.documentOf.buffer, p.at.buffer, p.numbers.buffer] as ArrayBuffer[];
+  return [p.kinds.buffer, p.documentOf.buffer, p.at.buffer, p.numbers.buffer, p.visitors.buffer] as ArrayBuffer[];
 }
 
 /** What the event loop sends the statistics writer thread (sqlite-stats-writer.ts → sqlite-stats-worker.ts). */
