@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { createAccount } from "../src/accounts/account-admin.ts";
 import { utcDay } from "../src/domain/reader-identity.ts";
+import { FLUSH_EVERY_MS } from "../src/domain/statistics.ts";
 import type { StatEvent } from "../src/store/statistics.ts";
 import { StatsCounter } from "../src/web/stats-counter.ts";
 import { givePassword, signInHttp } from "../test/helpers/app-client.ts";
@@ -183,8 +184,9 @@ async function timePage(get: (path: string) => Promise<Response>, path: string, 
 }
 
 export async function benchStats(): Promise<void> {
-  const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" });
-  const off = await startTestServer({ QUIRE_STATISTICS: "0" });
+  // Written every FLUSH_EVERY_MS as `quire serve` writes them (the test servers' default is 50 ms).
+  const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" }, { statsFlushMs: FLUSH_EVERY_MS });
+  const off = await startTestServer({ QUIRE_STATISTICS: "0" }, { statsFlushMs: FLUSH_EVERY_MS });
   try {
     // 1. Ingestion through the counter (the beacon route under load comes after 2).
     // On a server of its own: the reader page's two servers stay alike (the ingestion's writes

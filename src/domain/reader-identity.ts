@@ -71,6 +71,6 @@ export function newVisitor(address: string, addressGroup: string, userAgent: str
  * (another "document" in the hash, so the address alone never yields a reader's key): the second
  * bounds how many readers one address can count as.
  */
-export function visitorKeys(salt: string, v: Visitor, documentId: string): { readerKey: string; addressKey: string } {
-  return { readerKey: readerKey(salt, v.address, v.userAgent, documentId), addressKey: readerKey(salt, v.addressGroup, "", `address:${documentId}`) };
+export function visitorKeys(salt: string, v: Visitor, documentId: string, hash: typeof readerKey = readerKey): { readerKey: string; addressKey: string } {
+  return { readerKey: hash(salt, v.address, v.userAgent, documentId), addressKey: hash(salt, v.addressGroup, "", `address:${documentId}`) };
 }

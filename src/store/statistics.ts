@@ -37,12 +37,15 @@ type KeyedEvent =
   | { kind: "beacon"; documentId: string; readerKey: string; at: number; report: BeaconReport }
   | { kind: "impressions"; documentId: string; at: number; count: number };
 
-/** An event with its visitor replaced by their keys under `salt` (the salt of the event's day). */
-export function keyEvent(salt: string, e: StatEvent): StatEvent {
+/**
+ * An event with its visitor replaced by their keys under `salt` (the salt of the event's day),
+ * made by `hash` (`readerKey`, or a batch's memo of it).
+ */
+export function keyEvent(salt: string, e: StatEvent, hash: typeof readerKey = readerKey): StatEvent {
   if (e.kind === "impressions" || e.visitor === undefined) return e;
   const { visitor, ...rest } = e;
-  if (rest.kind === "beacon") return { ...rest, readerKey: readerKey(salt, visitor.address, visitor.userAgent, e.documentId) };
-  return { ...rest, ...visitorKeys(salt, visitor, e.documentId) };
+  if (rest.kind === "beacon") return { ...rest, readerKey: hash(salt, visitor.address, visitor.userAgent, e.documentId) };
+  return { ...rest, ...visitorKeys(salt, visitor, e.documentId, hash) };
 }
 
 /** Every figure of decisions §15 over a range of days. */
@@ -186,6 +189,18 @@ export function statisticsRepo(
   /** Each visitor's keys under their day's salt (a day's salt read once per batch). */
   async function keyed(events: readonly StatEvent[]): Promise<KeyedEvent[]> {
     const saltOf = new Map<string, string>();
+    // A batch hashes each input once: a reader's view and beacons, and an address's many readers
+    // (whose address key is the same for every one of them), come in the same batches.
+    const hashes = new Map<string, string>();
+    const hash: typeof readerKey = (salt, address, userAgent, documentId) => {
+      const k = `${salt}\0${address}\0${userAgent}\0${documentId}`;
+      let h = hashes.get(k);
+      if (h === undefined) {
+        h = readerKey(salt, address, userAgent, documentId);
+        hashes.set(k, h);
+      }
+      return h;
+    };
     const out: KeyedEvent[] = [];
     for (const e of events) {
       if (e.kind === "impressions" || e.visitor === undefined) {
@@ -198,7 +213,7 @@ export function statisticsRepo(
         salt = await salts.saltNoOlderThan(e.at);
         saltOf.set(day, salt);
       }
-      out.push(keyEvent(salt, e) as KeyedEvent);
+      out.push(keyEvent(salt, e, hash) as KeyedEvent);
     }
     return out;
   }
