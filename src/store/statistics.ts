@@ -152,8 +152,8 @@ export function statisticsRepo(
 ) {
   /**
    * `reader_key` among `keys`, as one parameter: the statement's text is the same for every batch,
-   * so it is prepared once (a list of 500 placeholders was built, compiled and prepared anew for
-   * each batch: most of the writer's time for a batch of views).
+   * so it is prepared once (a list of up to 500 placeholders was built, compiled and prepared anew
+   * for each batch).
    */
   const readerKeyIn = (keys: string[]) =>
     dialect === "postgres"
