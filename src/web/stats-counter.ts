@@ -104,8 +104,8 @@ export class StatsCounter {
 
   private async writeAll(): Promise<void> {
     const now = this.now();
-    // Keeps this process's salt of the day at hand for keptOf (one query a day).
-    void this.store.dailySalts.saltFor(now).catch(() => undefined);
+    // Keeps this process's salt of the day at hand for keptOf (one query a day, once there is something to count).
+    if (this.buffer.length > 0) void this.store.dailySalts.saltFor(now).catch(() => undefined);
     let sweep = now - this.lastSweep >= SWEEP_EVERY_MS;
     // What was buffered when this tick began: events that arrive while it writes wait for the next
     // one (a loop until the buffer was empty wrote, under steady load, a transaction of a few events
