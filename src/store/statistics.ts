@@ -37,6 +37,11 @@ type KeyedEvent =
   | { kind: "beacon"; documentId: string; readerKey: string; at: number; report: BeaconReport }
   | { kind: "impressions"; documentId: string; at: number; count: number };
 
+/** The visitor an event still carries, if it is not keyed yet. */
+export function unkeyedVisitor(e: StatEvent): Visitor | undefined {
+  return e.kind === "impressions" ? undefined : e.visitor;
+}
+
 /**
  * An event with its visitor replaced by their keys under `salt` (the salt of the event's day),
  * made by `hash` (`readerKey`, or a batch's memo of it).
@@ -203,7 +208,7 @@ export function statisticsRepo(
     };
     const out: KeyedEvent[] = [];
     for (const e of events) {
-      if (e.kind === "impressions" || e.visitor === undefined) {
+      if (unkeyedVisitor(e) === undefined) {
         out.push(e as KeyedEvent);
         continue;
       }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
-import { keyEvent, type StatEvent } from "../store/statistics.ts";
+import { keyEvent, unkeyedVisitor, type StatEvent } from "../store/statistics.ts";
 import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
@@ -15,9 +15,8 @@ const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /** About what a buffered event holds: its object, and its visitor's strings (two bytes a character at most). */
 function heldBytes(e: StatEvent): number {
-  return e.kind !== "impressions" && e.visitor !== undefined
-    ? 200 + 2 * (e.visitor.address.length + e.visitor.addressGroup.length + e.visitor.userAgent.length)
-    : 200;
+  const v = unkeyedVisitor(e);
+  return v === undefined ? 200 : 200 + 2 * (v.address.length + v.addressGroup.length + v.userAgent.length);
 }
 /** Events written per transaction: short enough that other writers wait for SQLite's lock only briefly. */
 const BATCH = 5_000;
@@ -64,7 +63,7 @@ export class StatsCounter {
 
   /** Buffered events still holding a visitor's address and user agent (not yet keyed). */
   get heldVisitors(): number {
-    return this.buffer.reduce((n, e) => n + (e.kind !== "impressions" && e.visitor !== undefined ? 1 : 0), 0);
+    return this.buffer.reduce((n, e) => n + (unkeyedVisitor(e) === undefined ? 0 : 1), 0);
   }
 
   start(): void {
@@ -90,7 +89,7 @@ export class StatsCounter {
   private keptOf(batch: readonly StatEvent[], now: number): StatEvent[] {
     const kept: StatEvent[] = [];
     for (const e of batch) {
-      if (e.kind === "impressions" || e.visitor === undefined) {
+      if (unkeyedVisitor(e) === undefined) {
         kept.push(e);
         continue;
       }

@@ -1,4 +1,4 @@
-import type { StatEvent } from "../statistics.ts";
+import { unkeyedVisitor, type StatEvent } from "../statistics.ts";
 
 /**
  * A batch of events as it crosses to the writer thread: in columns, numbers in typed arrays (moved,
@@ -52,10 +52,11 @@ export function packStatEvents(events: readonly StatEvent[]): PackedStatEvents {
     p.at[i] = e.at;
     p.readerKeys[i] = e.kind === "impressions" ? "" : e.readerKey ?? "";
     p.addressKeys[i] = e.kind === "view" || e.kind === "download" ? e.addressKey ?? "" : "";
-    if (e.kind !== "impressions" && e.visitor !== undefined) {
-      p.visitors[i * 3] = indexOf(stringIndex, p.strings, e.visitor.address);
-      p.visitors[i * 3 + 1] = indexOf(stringIndex, p.strings, e.visitor.addressGroup);
-      p.visitors[i * 3 + 2] = indexOf(stringIndex, p.strings, e.visitor.userAgent);
+    const visitor = unkeyedVisitor(e);
+    if (visitor !== undefined) {
+      p.visitors[i * 3] = indexOf(stringIndex, p.strings, visitor.address);
+      p.visitors[i * 3 + 1] = indexOf(stringIndex, p.strings, visitor.addressGroup);
+      p.visitors[i * 3 + 2] = indexOf(stringIndex, p.strings, visitor.userAgent);
     }
     if (e.kind === "view") {
       p.numbers[o] = e.embedded ? 1 : 0;
