@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
+import { listedPublicly } from "./document-rows.ts";
 import { compareText, type SortOrder } from "./text-order.ts";
 import type { Database } from "./schema.ts";
 
@@ -64,7 +65,7 @@ export function bookmarksRepo(db: Kysely<Database>) {
       ])
       .where("bookmarks.accountId", "=", accountId)
       .where((w) =>
-        w.or([w("documents.accountId", "=", accountId), w.and([w("documents.access", "=", "public"), w("documents.state", "=", "A")])]),
+        w.or([w("documents.accountId", "=", accountId), listedPublicly]),
       );
 
   type Row = Awaited<ReturnType<ReturnType<typeof selectBookmarks>["execute"]>>[number];
@@ -128,7 +129,7 @@ export function bookmarksRepo(db: Kysely<Database>) {
         .where("accounts.username", "=", documentUsername)
         .where((w) => w.or([w("documents.name", "=", name), w("documents.documentId", "=", name)]))
         .where((w) =>
-          w.or([w("documents.accountId", "=", accountId), w.and([w("documents.access", "=", "public"), w("documents.state", "=", "A")])]),
+          w.or([w("documents.accountId", "=", accountId), listedPublicly]),
         )
         .orderBy(sql`case when documents.name = ${name} then 0 else 1 end`)
         .executeTakeFirst();

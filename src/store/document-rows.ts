@@ -1,8 +1,21 @@
-import type { Selectable } from "kysely";
+import { expressionBuilder, type Expression, type Selectable, type SqlBool } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
-import type { DocumentsTable } from "./schema.ts";
+import type { Database, DocumentsTable } from "./schema.ts";
 
 type Row = Selectable<DocumentsTable>;
+
+const documentsEb = expressionBuilder<Database, "documents">();
+
+/**
+ * What any public listing may show of another account (decisions §10, §14): a public, active,
+ * published document (a v2 draft never is). One rule for folders, bookmarks, the home page and the
+ * sitemap; for a query that has the `documents` table by that name.
+ */
+export const listedPublicly: Expression<SqlBool> = documentsEb.and([
+  documentsEb("documents.state", "=", "A"),
+  documentsEb("documents.access", "=", "public"),
+  documentsEb("documents.draft", "=", 0),
+]);
 
 /** A record as its row: lists as JSON text, booleans as 0/1. */
 export function toRow(d: DocumentRecord): Row {

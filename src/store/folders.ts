@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
 import type { StoreDialect } from "./dialects/dialect.ts";
+import { listedPublicly } from "./document-rows.ts";
 import { recordsIn } from "./documents.ts";
 import type { Database } from "./schema.ts";
 import { compareText, type SortOrder } from "./text-order.ts";
@@ -57,8 +58,7 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
           .innerJoin("bookmarks", "bookmarks.bookmarkId", "bookmarkFolders.bookmarkId")
           .innerJoin("documents", "documents.documentId", "bookmarks.documentId")
           .whereRef("bookmarkFolders.folderId", "=", "folders.folderId")
-          .where("documents.state", "=", "A")
-          .where((w) => w.or([w("documents.accountId", "=", accountId), w("documents.access", "=", "public")]))
+          .where((w) => w.or([w.and([w("documents.accountId", "=", accountId), w("documents.state", "=", "A")]), listedPublicly]))
           .select((s) => s.fn.countAll<number | string>().as("n"))
           .as("items"),
       )
@@ -82,9 +82,7 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
       .innerJoin("bookmarks", (j) => j.onRef("bookmarks.bookmarkId", "=", "bookmarkFolders.bookmarkId").onRef("bookmarks.accountId", "=", "folders.accountId"))
       .innerJoin("documents", "documents.documentId", "bookmarks.documentId")
       .where("bookmarkFolders.folderId", "=", folderId)
-      .where("documents.state", "=", "A")
-      .where("documents.access", "=", "public")
-      .where("documents.draft", "=", 0);
+      .where(listedPublicly);
 
   const get = async (accountId: number, folderId: string): Promise<FolderRecord | undefined> => {
     const row = await selectFolders(accountId).where("folders.folderId", "=", folderId).executeTakeFirst();
@@ -102,9 +100,7 @@ export function foldersRepo(db: Kysely<Database>, dialect: Pick<StoreDialect, "i
           .innerJoin("documents", "documents.documentId", "bookmarks.documentId")
           .whereRef("bookmarkFolders.folderId", "=", "folders.folderId")
           .whereRef("bookmarks.accountId", "=", "folders.accountId")
-          .where("documents.state", "=", "A")
-          .where("documents.access", "=", "public")
-          .where("documents.draft", "=", 0)
+          .where(listedPublicly)
           .select((c) => c.fn.count<number | string>("documents.documentId").distinct().as("n"))
           .as("publicItems"),
       )

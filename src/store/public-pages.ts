@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { DocumentRecord } from "../domain/document.ts";
-import { fromRow } from "./document-rows.ts";
+import { fromRow, listedPublicly } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
 
 /**
@@ -50,8 +50,7 @@ export function publicPagesRepo(db: Kysely<Database>) {
         .selectFrom("documents")
         .innerJoin("accounts", "accounts.id", "documents.accountId")
         .select(["accounts.username", "documents.name", "documents.updatedAt"])
-        .where("documents.access", "=", "public")
-        .where("documents.state", "=", "A")
+        .where(listedPublicly)
         .orderBy("documents.updatedAt", "desc")
         .orderBy("documents.documentId")
         .limit(limit)
@@ -68,9 +67,7 @@ export function publicPagesRepo(db: Kysely<Database>) {
         .innerJoin("accounts", "accounts.id", "documents.accountId")
         .selectAll("documents")
         .select("accounts.username")
-        .where("documents.access", "=", "public")
-        .where("documents.state", "=", "A")
-        .where("documents.draft", "=", 0)
+        .where(listedPublicly)
         .where("documents.explicit", "=", 0)
         .orderBy("documents.publishDate", "desc")
         .orderBy("documents.documentId")
