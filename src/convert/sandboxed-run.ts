@@ -3,7 +3,7 @@
  * stdout collected or streamed, stderr's head kept, killed on timeout or abort. What a run came to
  * is answered as an outcome; each caller says what that outcome means for a document.
  */
-import { spawn } from "node:child_process";
+import { launch } from "./launcher.ts";
 import { watchCpu, type CpuUsage } from "./cpu-watch.ts";
 import type { SandboxedCommand } from "./sandbox.ts";
 
@@ -46,8 +46,9 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
       return;
     }
     // A process group of its own, killed whole: a kill that lands while bubblewrap is still setting
-    // up (before its parent-death signal is armed) must reach the program inside too.
-    const child = spawn(command.file, command.args, { stdio: ["ignore", "pipe", "pipe"], env: command.env, detached: true });
+    // up (before its parent-death signal is armed) must reach the program inside too. Started by
+    // the launcher (launcher.ts): a fork of this process would cost as much as it holds.
+    const child = launch(command);
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = "";
@@ -56,23 +57,28 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
     let spawnError: NodeJS.ErrnoException | undefined;
     const kill = (why: typeof ended) => {
       ended ??= why;
+      if (child.pid === undefined) return; // killed as it starts, below
       try {
-        process.kill(-child.pid!, "SIGKILL");
+        process.kill(-child.pid, "SIGKILL");
       } catch {
-        child.kill("SIGKILL"); // not started, or already gone
+        // already gone
       }
     };
 
-    if (limits.onStdout) child.stdout.setEncoding("utf8").on("data", limits.onStdout);
+    if (limits.onStdout) child.stdout.onText(limits.onStdout);
     else {
-      child.stdout.on("data", (d: Buffer) => {
+      child.stdout.onBytes((d) => {
         outBytes += d.length;
         if (limits.maxStdoutBytes !== undefined && outBytes > limits.maxStdoutBytes) kill("too-long");
         else out.push(d);
       });
     }
     // The process group: what bubblewrap starts inside its sandbox stays in it.
-    const group = child.pid === undefined ? [] : [child.pid];
+    const group: number[] = [];
+    child.on("spawn", () => {
+      group.push(child.pid!);
+      if (ended) kill(ended);
+    });
     const watch = watchCpu(() => group, { limitMs: limits.timeoutMs }, (verdict, usage) => {
       if (verdict === "too-slow") return kill("timeout");
       stalled = { why: verdict, usage };
@@ -81,7 +87,7 @@ export function runSandboxed(command: SandboxedCommand, limits: RunLimits): Prom
     const restartTimeout = () => {
       if (!ended) watch.restart();
     };
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    child.stderr.onText((d) => {
       if (stderr.length < STDERR_KEEP) stderr += d;
       limits.onStderr?.(d, restartTimeout);
     });

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { once } from "node:events";
+import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { launch, launcherPid, type LaunchedProgram } from "../../src/convert/launcher.ts";
+import { PROJECT_ROOT } from "../helpers/paths.ts";
+
+const ENV = { PATH: "/usr/bin:/bin" };
+
+interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  error?: NodeJS.ErrnoException;
+}
+
+function ran(program: LaunchedProgram): Promise<Ran> {
+  const out: Buffer[] = [];
+  let stderr = "";
+  let error: NodeJS.ErrnoException | undefined;
+  program.stdout.onBytes((b) => out.push(b));
+  program.stderr.onText((t) => (stderr += t));
+  program.on("error", (e) => (error = e));
+  return new Promise((resolve) =>
+    program.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr, ...(error ? { error } : {}) })),
+  );
+}
+
+/** Whether a process is alive (a zombie is not). */
+function alive(pid: number): boolean {
+  if (!existsSync(`/proc/${pid}/stat`)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid: number, withinMs = 5000): Promise<boolean> {
+  const end = Date.now() + withinMs;
+  while (Date.now() < end) {
+    if (!alive(pid)) return true;
+    await sleep(50);
+  }
+  return !alive(pid);
+}
+
+describe("the converters' launcher", () => {
+  test("a program's stdout (bytes, whole), stderr (text) and exit code come back, with its pid, in a process group of its own", async () => {
+    // 200 KiB of output in many chunks, and a character split across them.
+    const program = launch({ file: "/bin/sh", args: ["-c", "head -c 204800 /dev/zero | tr '\\0' x; printf 'é' >&2; exit 3"], env: ENV });
+    let pgid: number | undefined;
+    program.on("spawn", () => {
+      const stat = readFileSync(`/proc/${program.pid}/stat`, "utf8");
+      pgid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    });
+    const r = await ran(program);
+    assert.equal(r.code, 3);
+    assert.equal(r.stdout, "x".repeat(204800));
+    assert.equal(r.stderr, "é");
+    assert.equal(pgid, program.pid, "the program leads its own process group");
+    assert.notEqual(launcherPid(), process.pid);
+  });
+
+  test("a program that does not exist fails to start with the spawn's error, then closes", async () => {
+    const r = await ran(launch({ file: "/nonexistent/program", args: [], env: ENV }));
+    assert.equal(r.error?.code, "ENOENT");
+    assert.equal(r.code, -2);
+  });
+
+  test("the caller kills the whole group by the pid it got", async () => {
+    const program = launch({ file: "/bin/sh", args: ["-c", "sleep 60 & echo $!; wait"], env: ENV });
+    const closed = once(program, "close");
+    await once(program, "spawn");
+    const sleeper = await new Promise<number>((resolve) => program.stdout.onText((t) => resolve(Number(t.trim()))));
+    process.kill(-program.pid!, "SIGKILL");
+    assert.deepEqual(await closed, [null, "SIGKILL"]);
+    assert.ok(await gone(sleeper), "the program's own child went with its group");
+  });
+
+  test("a launcher that dies takes its programs with it, they close as killed, and the next program gets a new launcher", async () => {
+    const program = launch({ file: "/bin/sleep", args: ["60"], env: ENV });
+    const result = ran(program);
+    await once(program, "spawn");
+    const first = launcherPid()!;
+    process.kill(first, "SIGKILL");
+    const r = await result;
+    assert.deepEqual([r.code, r.signal], [null, "SIGKILL"]);
+    assert.ok(await gone(program.pid!), "the program was killed");
+    const next = await ran(launch({ file: "/bin/echo", args: ["again"], env: ENV }));
+    assert.equal(next.stdout, "again\n");
+    assert.notEqual(launcherPid(), first);
+  });
+
+  test("when the process that launched a program is killed, the launcher kills the program and ends", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/launcher-child.ts"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const [sleeper, launcher] = await new Promise<number[]>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => resolve(d.toString().trim().split(" ").map(Number)));
+      child.once("exit", () => reject(new Error("the child ended before it launched")));
+    });
+    assert.ok(alive(sleeper!) && alive(launcher!));
+    child.kill("SIGKILL");
+    assert.ok(await gone(sleeper!), "no program outlives the worker");
+    assert.ok(await gone(launcher!), "nor the launcher");
+  });
+});
