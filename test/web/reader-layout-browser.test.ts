@@ -9,7 +9,8 @@ import { launchChromium, newContext, seriousViolations, watchedPage, type PageWa
 import { READER_FIXTURE, startWebFixture, type WebFixture } from "../helpers/web-fixture.ts";
 
 /** Where the screenshots looked at for issue 26 go (items 6 to 9, the reader's parts). */
-const SHOTS = process.env.QUIRE_READER_SHOTS ?? "/work/wt/notes/shots/reader";
+/** A folder to write the screenshots to (they are for a person to look at; nothing here reads them). */
+const SHOTS = process.env.QUIRE_READER_SHOTS;
 
 const WIDE = { viewport: { width: 1366, height: 850 } };
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
@@ -33,6 +34,7 @@ describe("the reader's layout, full screen, swipes and search in a real browser"
   const watches: PageWatch[] = [];
 
   const shot = async (p: Page, name: string) => {
+    if (!SHOTS) return;
     await mkdir(SHOTS, { recursive: true });
     await p.screenshot({ path: `${SHOTS}/${name}.png` });
   };
