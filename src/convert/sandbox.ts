@@ -14,7 +14,9 @@
  * - an environment of HOME, PATH, LANG, TMPDIR and what the caller adds: nothing of Quire's.
  *
  * It dies with the process that started it (`--die-with-parent`: the kernel's parent-death signal,
- * then the pid namespace takes every process inside with it), whatever kills that process.
+ * then the pid namespace takes every process inside with it), whatever kills that process. For the
+ * short-lived programs that process is the worker's launcher (launcher.ts), which kills what it
+ * started and ends when its worker ends.
  *
  * `QUIRE_UNSAFE_NO_SANDBOX=1` runs converters directly (still under prlimit, with a clean
  * environment, but seeing the whole machine as Quire's user): for machines where bubblewrap cannot
