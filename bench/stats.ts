@@ -6,7 +6,10 @@
  *    each a view and four beacons; and beacons per second the HTTP route answers (204) under
  *    autocannon while its counter writes them.
  * 2. The reader page's p99 under load with counting on, as a ratio of its p99 with counting off
- *    (QUIRE_STATISTICS=0), rounds taken in turn on two servers built alike (target within 10%).
+ *    (QUIRE_STATISTICS=0), rounds taken in turn on two servers built alike (target within 10%):
+ *    `quire serve --no-worker` from a fresh build, each in a process of its own, as production
+ *    runs it (in this process, under tsx, the two servers shared one heap and the "on" server's
+ *    writer thread started under tsx's loader).
  * 3. The app's statistics pages (account, per document; last 30 days and 12 months) for an account
  *    of 1,000 documents and a year of figures generated as per-day rows directly (what about 10
  *    million counted events become): p50 and p99 over sequential requests (target p99 < 50 ms).
@@ -14,7 +17,8 @@
 import { sql } from "kysely";
 import autocannon from "autocannon";
 import { fork } from "node:child_process";
-import { resolve } from "node:path";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QuireClient, unwrap } from "../src/client/quire-client.ts";
 import { createAccount } from "../src/accounts/account-admin.ts";
@@ -26,7 +30,8 @@ import { givePassword, signInHttp } from "../test/helpers/app-client.ts";
 import { accountIdOf, seedDoc } from "../test/helpers/api-seed.ts";
 import { startTestServer, type TestServer } from "../test/helpers/test-server.ts";
 import { startTestWorker } from "../test/helpers/test-worker.ts";
-import { FIXTURES } from "./bench-common.ts";
+import { exec, FIXTURES } from "./bench-common.ts";
+import { startCompiledServer, type CompiledServer } from "./compiled-server.ts";
 import { dbOf } from "../test/helpers/store-db.ts";
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
@@ -37,6 +42,7 @@ const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Geck
 const READER_AGENTS = Array.from({ length: 1000 }, (_, i) => UA.replace("Chrome/131.0.0.0", `Chrome/131.0.${i}.0`));
 const READERS = 20_000;
 const DOCS_INGEST = 200;
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const ROUNDS = 8;
 const ROUND_S = 3;
 const STATS_DOCS = 1000;
@@ -45,6 +51,7 @@ const DAYS = 365;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 
+/** Publishes the 14-page PDF with the real pipeline; its reader's path. */
 async function publishReader(server: TestServer): Promise<string> {
   const worker = await startTestWorker(server, { startOffice: false });
   const client = new QuireClient({ baseUrl: server.url, apiKey: server.account.apiKey, apiSecret: server.account.apiSecret });
@@ -56,7 +63,7 @@ async function publishReader(server: TestServer): Promise<string> {
   }
   await worker.stop();
   if (doc?.state !== "A") throw new Error(`conversion ended in ${doc?.state}`);
-  return `${server.url}/${doc.username}/docs/${doc.name}`;
+  return `/${doc.username}/docs/${doc.name}`;
 }
 
 async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number; events: number; eventsPerCpuSecond: number }> {
@@ -96,11 +103,12 @@ async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number;
 /**
  * The reader page under a closed-loop load of `connections` (bench/latency-load.mjs, in a process
  * of its own): every answer's latency in microseconds; p99, requests per second, and the processor
- * time this process (the servers, their threads) spent per request, a figure a busy machine's
+ * time the server's process (every thread of it) spent per request, a figure a busy machine's
  * scheduling disturbs far less than a p99.
  */
-async function latencyLoad(url: string, connections: number, seconds: number): Promise<{ p99: number; rps: number; n: number; cpuUs: number }> {
-  const cpu0 = process.cpuUsage();
+async function latencyLoad(server: CompiledServer, path: string, connections: number, seconds: number): Promise<{ p99: number; rps: number; n: number; cpuUs: number }> {
+  const url = server.url + path;
+  const cpu0 = await server.cpuSeconds();
   const child = fork(fileURLToPath(new URL("./latency-load.mjs", import.meta.url)), [JSON.stringify({ url, connections, durationMs: seconds * 1000, userAgents: READER_AGENTS })], {
     execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
@@ -109,12 +117,12 @@ async function latencyLoad(url: string, connections: number, seconds: number): P
     child.once("error", rej);
     child.once("exit", (code) => rej(new Error(`the load process exited with ${code}`)));
   });
-  const cpu = process.cpuUsage(cpu0);
+  const cpuUs = ((await server.cpuSeconds()) - cpu0) * 1e6;
   if (r.failures > 0) throw new Error(`${url}: ${r.failures} failed requests`);
   const sorted = Float64Array.from(r.latencies).sort();
   return {
     p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]! / 1000, rps: sorted.length / r.seconds, n: sorted.length,
-    cpuUs: (cpu.user + cpu.system) / sorted.length,
+    cpuUs: cpuUs / sorted.length,
   };
 }
 
@@ -187,6 +195,9 @@ export async function benchStats(): Promise<void> {
   // Written every FLUSH_EVERY_MS as `quire serve` writes them (the test servers' default is 50 ms).
   const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" }, { statsFlushMs: FLUSH_EVERY_MS });
   const off = await startTestServer({ QUIRE_STATISTICS: "0" }, { statsFlushMs: FLUSH_EVERY_MS });
+  const dist = join(ROOT, ".tmp", `bench-stats-dist-${process.pid}`);
+  let servedOn: CompiledServer | undefined;
+  let servedOff: CompiledServer | undefined;
   try {
     // 1. Ingestion through the counter (the beacon route under load comes after 2).
     // On a server of its own: the reader page's two servers stay alike (the ingestion's writes
@@ -197,6 +208,11 @@ export async function benchStats(): Promise<void> {
 
     const readerOn = await publishReader(on);
     const readerOff = await publishReader(off);
+    // Each database then served by `quire serve` from a fresh build (the servers here stay idle).
+    await exec(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--out-dir", dist]);
+    servedOn = await startCompiledServer(dist, on.dataDir, { QUIRE_STATISTICS: "1" });
+    servedOff = await startCompiledServer(dist, off.dataDir, { QUIRE_STATISTICS: "0" });
+    const reader = { on: { server: servedOn, path: readerOn }, off: { server: servedOff, path: readerOff } };
     // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
     //    drift of the machine's load favours neither), each round's p99 measured to the
     //    microsecond: with 2 connections (a steady load below this machine's saturation, where
@@ -204,20 +220,20 @@ export async function benchStats(): Promise<void> {
     //    mostly queueing). Every request of the "on" rounds is a view counted through the whole
     //    path (bot check, keys, buffer, the thread writing the batches); the user agents of
     //    READER_AGENTS make each a reader of its own to look up when written.
-    await latencyLoad(readerOn, 10, 2);
-    await latencyLoad(readerOff, 10, 2);
+    await latencyLoad(reader.on.server, reader.on.path, 10, 2);
+    await latencyLoad(reader.off.server, reader.off.path, 10, 2);
     for (const connections of [2, 10]) {
       const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number; n: number; cpuOn: number; cpuOff: number }> = [];
       for (let i = 0; i < ROUNDS; i++) {
-        const first = i % 2 === 0 ? readerOff : readerOn;
-        const a = await latencyLoad(first, connections, ROUND_S);
-        const b = await latencyLoad(first === readerOff ? readerOn : readerOff, connections, ROUND_S);
-        const [off, on] = first === readerOff ? [a, b] : [b, a];
+        const [first, second] = i % 2 === 0 ? [reader.off, reader.on] : [reader.on, reader.off];
+        const a = await latencyLoad(first.server, first.path, connections, ROUND_S);
+        const b = await latencyLoad(second.server, second.path, connections, ROUND_S);
+        const [off, on] = first === reader.off ? [a, b] : [b, a];
         rounds.push({ off: off.p99, on: on.p99, rpsOff: off.rps, rpsOn: on.rps, n: on.n + off.n, cpuOn: on.cpuUs, cpuOff: off.cpuUs });
       }
       const ratios = rounds.map((r) => r.on / r.off);
       process.stdout.write(
-        `reader page p99, ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
+        `reader page p99 (quire serve in its own process), ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
           rounds.map((r, i) =>
             `  round ${i + 1}: on ${r.on.toFixed(2)} ms, off ${r.off.toFixed(2)} ms, ratio ${(r.on / r.off).toFixed(2)}; ${Math.round(r.rpsOn)} vs ${Math.round(r.rpsOff)} req/s; ` +
             `processor ${Math.round(r.cpuOn)} vs ${Math.round(r.cpuOff)} µs a request\n`).join("") +
@@ -230,10 +246,10 @@ export async function benchStats(): Promise<void> {
     // The beacon route under load, after the rounds (its writes would have made the "on" server's
     // database unlike the other's).
     // A view first, so that the beacons count on top of it (every beacon of the load is then a write).
-    await (await fetch(readerOn, { headers: { "user-agent": UA } })).arrayBuffer();
+    await (await fetch(servedOn.url + readerOn, { headers: { "user-agent": UA } })).arrayBuffer();
     const beaconBody = JSON.stringify({ p: 3, s: 1, t: true, sh: 0, c: 0 });
-    await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 2 });
-    const beacons = await load(`${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: ROUND_S });
+    await load(`${servedOn.url}${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 2 });
+    const beacons = await load(`${servedOn.url}${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: ROUND_S });
     process.stdout.write(`beacon route (SQLite, counting on): ${Math.round(beacons.rps)} beacons/s answered 204, p99 ${beacons.p99} ms\n`);
 
     // 3. The statistics pages over a year of 1,000 documents.
@@ -249,6 +265,9 @@ export async function benchStats(): Promise<void> {
       process.stdout.write(`  ${path.replace(year.documentId, "<documentId>")}: p50 ${t.p50.toFixed(1)} ms, p99 ${t.p99.toFixed(1)} ms (target p99 < 50 ms)\n`);
     }
   } finally {
+    await servedOn?.kill();
+    await servedOff?.kill();
+    await rm(dist, { recursive: true, force: true });
     await on.close();
     await off.close();
   }
