@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with Node's own runner, through test-files.mjs so that the
-// files start in the order chosen here; they run in parallel processes, one more at a time than
+// files start in the order chosen here; they run in parallel processes, two more at a time than
 // the machine has cores (QUIRE_TEST_CONCURRENCY sets another number). The TypeScript is compiled once first (compile-tests.mjs) and the
 // files run as plain JavaScript; QUIRE_TEST_TSX=1 runs them through tsx instead. Prints each
 // file's wall and CPU time at the end (the spec reporter only times tests and suites).
@@ -75,9 +75,12 @@ if (!viaTsx) {
   loader = [];
 }
 
-// One more file than cores: many files spend part of their time waiting (a 30 s database outage,
-// a converter's time limit, PostgreSQL, a browser), and at one file per core a core then idles.
-const concurrency = process.env.QUIRE_TEST_CONCURRENCY ?? String(availableParallelism() + 1);
+// Two more files than cores: many files spend part of their time waiting (a 30 s database outage,
+// a converter's time limit, PostgreSQL, a browser), and with one more than cores the machine's
+// processors were busy 1.74 of 2 on average. On 2 cores, 27 November: 547 s with 3 at a time, 489 s
+// with 4, every test passing (the second run's dist/ was also fresh, so its `quire` processes did
+// not load tsx: 900 CPU-s against 950).
+const concurrency = process.env.QUIRE_TEST_CONCURRENCY ?? String(availableParallelism() + 2);
 const timesDir = mkdtempSync(join(tmpdir(), "quire-test-times-"));
 const timesFile = join(timesDir, "times.tsv");
 const started = Date.now();
