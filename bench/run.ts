@@ -10,6 +10,7 @@ import { benchConvert } from "./convert.ts";
 import { benchDetect } from "./detect.ts";
 import { benchFairness } from "./fairness.ts";
 import { benchFanout } from "./fanout.ts";
+import { benchLaunch } from "./launch.ts";
 import { benchLoad } from "./load.ts";
 import { benchOcr } from "./ocr.ts";
 import { benchPagesImages } from "./pages.ts";
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   detect: benchDetect,
   fairness: benchFairness,
   fanout: benchFanout,
+  launch: benchLaunch,
   load: benchLoad,
   ocr: benchOcr,
   pages: benchPagesImages,
