@@ -12,12 +12,22 @@ import { spawn } from "node:child_process";
 
 const running = new Map();
 
-function send(message) {
+function send(message, sent) {
   try {
-    process.send(message);
+    return process.send(message, sent);
   } catch {
     // the worker is gone: "disconnect" below ends this process
+    return true;
   }
+}
+
+// What a program prints goes on only as fast as the worker takes it: while messages wait to be
+// sent, its pipe is not read, so a program printing without end is held back by its pipe (as it
+// was when the worker read the pipe itself) instead of filling this process's memory.
+function relay(stream, id, fd) {
+  stream.on("data", (d) => {
+    if (!send({ t: "data", id, fd, d }, () => stream.resume())) stream.pause();
+  });
 }
 
 process.on("message", (m) => {
@@ -35,8 +45,8 @@ process.on("message", (m) => {
     running.set(id, child.pid);
     send({ t: "spawn", id, pid: child.pid });
   });
-  child.stdout.on("data", (d) => send({ t: "data", id, fd: 1, d }));
-  child.stderr.on("data", (d) => send({ t: "data", id, fd: 2, d }));
+  relay(child.stdout, id, 1);
+  relay(child.stderr, id, 2);
   child.on("error", (err) => {
     send({ t: "error", id, error: { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path } });
   });

@@ -82,6 +82,27 @@ describe("the converters' launcher", () => {
     assert.ok(await gone(sleeper), "the program's own child went with its group");
   });
 
+  test("a program that prints without end while this process is busy is held back by its pipe: the launcher's memory stays flat", async () => {
+    const program = launch({ file: "/bin/cat", args: ["/dev/zero"], env: ENV });
+    let bytes = 0;
+    program.stdout.onBytes((b) => (bytes += b.length));
+    const closed = once(program, "close");
+    await once(program, "spawn");
+    const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${launcherPid()}/status`, "utf8"))![1]) * 1024;
+    const before = rss();
+    // A second in which this process reads nothing (a worker busy with a page): the launcher keeps
+    // what it was sent no longer than its channel's queue allows.
+    const end = Date.now() + 1000;
+    while (Date.now() < end) {
+      // busy
+    }
+    const during = rss();
+    process.kill(-program.pid!, "SIGKILL");
+    await closed;
+    assert.ok(bytes > 0, "the output came through");
+    assert.ok(during - before < 32 * 1024 * 1024, `the launcher grew by ${Math.round((during - before) / 1024 / 1024)} MB`);
+  });
+
   test("a launcher that dies takes its programs with it, they close as killed, and the next program gets a new launcher", async () => {
     const program = launch({ file: "/bin/sleep", args: ["60"], env: ENV });
     const result = ran(program);
