@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, test } from "node:test";
+import { isAlive } from "../helpers/live-process.ts";
 import { PROJECT_ROOT } from "../helpers/paths.ts";
 
 /** The compiled start (issue 13 item 6) and the roles' loading (item 2): how processes start and stop. */
@@ -70,15 +71,6 @@ function cmdline(pid: number): string {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    // A zombie has no cmdline and is no longer running anything.
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 test("a SIGTERM to the `npm start` process alone stops the server, its worker and LibreOffice", { timeout: 150_000 }, async () => {
   const data = await tempDir("quire-npm-start-");
   // detached: the test signals npm's pid only, as a supervisor that knows one PID does.
@@ -105,10 +97,10 @@ test("a SIGTERM to the `npm start` process alone stops the server, its worker an
     process.kill(npm.pid!, "SIGTERM");
     await exited;
     const stopBy = Date.now() + 60_000;
-    let left = tree.filter((p) => alive(p.pid));
+    let left = tree.filter((p) => isAlive(p.pid));
     while (left.length > 0 && Date.now() < stopBy) {
       await new Promise((r) => setTimeout(r, 200));
-      left = left.filter((p) => alive(p.pid));
+      left = left.filter((p) => isAlive(p.pid));
     }
     assert.deepEqual(left, [], "processes left running after npm start got SIGTERM");
   } finally {

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { once } from "node:events";
 import { describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { launch, launcherPid, type LaunchedProgram } from "../../src/convert/launcher.ts";
+import { isAlive } from "../helpers/live-process.ts";
 import { PROJECT_ROOT } from "../helpers/paths.ts";
+import { until } from "../helpers/poll.ts";
 
 const ENV = { PATH: "/usr/bin:/bin" };
 
@@ -27,26 +28,6 @@ function ran(program: LaunchedProgram): Promise<Ran> {
   return new Promise((resolve) =>
     program.on("close", (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr, ...(error ? { error } : {}) })),
   );
-}
-
-/** Whether a process is alive (a zombie is not). */
-function alive(pid: number): boolean {
-  if (!existsSync(`/proc/${pid}/stat`)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid: number, withinMs = 5000): Promise<boolean> {
-  const end = Date.now() + withinMs;
-  while (Date.now() < end) {
-    if (!alive(pid)) return true;
-    await sleep(50);
-  }
-  return !alive(pid);
 }
 
 describe("the converters' launcher", () => {
@@ -79,7 +60,7 @@ describe("the converters' launcher", () => {
     const sleeper = await new Promise<number>((resolve) => program.stdout.onText((t) => resolve(Number(t.trim()))));
     process.kill(-program.pid!, "SIGKILL");
     assert.deepEqual(await closed, [null, "SIGKILL"]);
-    assert.ok(await gone(sleeper), "the program's own child went with its group");
+    await until(() => !isAlive(sleeper), 5000, "the program's own child to end with its group");
   });
 
   test("a program that prints without end while this process is busy is held back by its pipe: the launcher's memory stays flat", async () => {
@@ -111,7 +92,7 @@ describe("the converters' launcher", () => {
     process.kill(first, "SIGKILL");
     const r = await result;
     assert.deepEqual([r.code, r.signal], [null, "SIGKILL"]);
-    assert.ok(await gone(program.pid!), "the program was killed");
+    await until(() => !isAlive(program.pid!), 5000, "the program to be killed with its launcher");
     const next = await ran(launch({ file: "/bin/echo", args: ["again"], env: ENV }));
     assert.equal(next.stdout, "again\n");
     assert.notEqual(launcherPid(), first);
@@ -123,9 +104,9 @@ describe("the converters' launcher", () => {
       child.stdout.on("data", (d: Buffer) => resolve(d.toString().trim().split(" ").map(Number)));
       child.once("exit", () => reject(new Error("the child ended before it launched")));
     });
-    assert.ok(alive(sleeper!) && alive(launcher!));
+    assert.ok(isAlive(sleeper!) && isAlive(launcher!));
     child.kill("SIGKILL");
-    assert.ok(await gone(sleeper!), "no program outlives the worker");
-    assert.ok(await gone(launcher!), "nor the launcher");
+    await until(() => !isAlive(sleeper!), 5000, "the program to end with the process that launched it");
+    await until(() => !isAlive(launcher!), 5000, "the launcher to end with that process");
   });
 });
