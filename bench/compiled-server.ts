@@ -10,6 +10,7 @@ import { request, type Agent } from "node:http";
 import { join } from "node:path";
 import { unwrap, type QuireClient } from "../src/client/quire-client.ts";
 import { exited } from "../test/helpers/server-process.ts";
+import { cpuSecondsOf } from "./bench-common.ts";
 import type { TestServer } from "../test/helpers/test-server.ts";
 
 export interface CompiledServer {
@@ -48,9 +49,7 @@ export async function startCompiledServer(dist: string, dataDir: string, env: Re
       return Number(kb?.[1]) * 1024;
     },
     async cpuSeconds() {
-      // utime and stime (fields 14 and 15 of stat, after the ")" that ends the name), in ticks of 1/100 s.
-      const f = (await readFile(`/proc/${child.pid}/stat`, "utf8")).split(")").pop()!.trim().split(" ");
-      return (Number(f[11]) + Number(f[12])) / 100;
+      return cpuSecondsOf(child.pid!);
     },
     async kill() {
       stopping = true;

@@ -7,9 +7,9 @@
  * (a timer's lateness), the figure every request and job of the process shares.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { launch, launcherPid } from "../src/convert/launcher.ts";
+import { cpuSecondsOf } from "./bench-common.ts";
 
 const RUNS = 60;
 const MB = 1024 * 1024;
@@ -24,9 +24,7 @@ interface Figures {
 /** The launcher process's processor time in ms (0 before it starts). */
 function launcherCpuMs(): number {
   const pid = launcherPid();
-  if (pid === undefined) return 0;
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
+  return pid === undefined ? 0 : cpuSecondsOf(pid) * 1000;
 }
 
 const direct = () =>
