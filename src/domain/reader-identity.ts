@@ -62,8 +62,13 @@ export interface Visitor {
 }
 
 /** A visitor, its user agent cut as `readerKey` reads it (a buffered visitor holds no more than is hashed). */
+/** A user agent as a visitor holds it: at most USER_AGENT_MAX characters. */
+export function visitorUserAgent(userAgent: string): string {
+  return userAgent.length > USER_AGENT_MAX ? userAgent.slice(0, USER_AGENT_MAX) : userAgent;
+}
+
 export function newVisitor(address: string, addressGroup: string, userAgent: string): Visitor {
-  return { address, addressGroup, userAgent: userAgent.slice(0, USER_AGENT_MAX) };
+  return { address, addressGroup, userAgent: visitorUserAgent(userAgent) };
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
 import { dailySaltsRepo } from "./daily-salts.ts";
+import { batchLength, statEventsOf, type StatBatch } from "./stat-batch.ts";
 import type { Database } from "./schema.ts";
 
 /** Who an event is from: their keys under the day's salt, or the visitor those are made from when the batch is written. */
@@ -153,7 +154,7 @@ export function statisticsRepo(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
   /** The dialect's writer off the event loop (SQLite's thread), if it has one. */
-  writeOffLoop?: (events: StatEvent[], sweepBefore?: number) => Promise<number>,
+  writeOffLoop?: (batch: StatBatch, sweepBefore?: number) => Promise<number>,
 ) {
   /**
    * `reader_key` among `keys`, as one parameter: the statement's text is the same for every batch,
@@ -486,8 +487,8 @@ export function statisticsRepo(
      * (a few deletes, once a minute) is done here: the thread, and the memory it takes, start only
      * once there is something to count.
      */
-    async write(events: StatEvent[], sweepBefore?: number): Promise<number> {
-      return writeOffLoop && events.length > 0 ? writeOffLoop(events, sweepBefore) : recordAndSweep(events, sweepBefore);
+    async write(batch: StatBatch, sweepBefore?: number): Promise<number> {
+      return writeOffLoop && batchLength(batch) > 0 ? writeOffLoop(batch, sweepBefore) : recordAndSweep(statEventsOf(batch), sweepBefore);
     },
 
     /**

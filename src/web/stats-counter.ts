@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
+import { statEventsOf, StatBatchBuilder, statBatchOf, type StatBatch } from "../store/stat-batch.ts";
 import { keyEvent, unkeyedVisitor, type StatEvent } from "../store/statistics.ts";
 import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
@@ -10,28 +11,40 @@ const MAX_BUFFERED = 200_000;
  * refuses batches and this process has no salt for its day to key it with: then it is dropped.
  */
 const VISITOR_HOLD_MS = 60_000;
-/** Their memory at most, as `heldBytes` counts it: a visitor's user agent may be 512 characters. */
+/** Their memory at most, as StatBatchBuilder's `bytes` counts it (a visitor's user agent may be 512 characters). */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
-/** About what a buffered event holds: its object, and its visitor's strings (two bytes a character at most). */
-function heldBytes(e: StatEvent): number {
-  const v = unkeyedVisitor(e);
-  return v === undefined ? 200 : 200 + 2 * (v.address.length + v.addressGroup.length + v.userAgent.length);
-}
 /** Events written per transaction: short enough that other writers wait for SQLite's lock only briefly. */
 const BATCH = 5_000;
 /** How often what is kept only for its day (the salt, today's readers) is swept. */
 const SWEEP_EVERY_MS = 60_000;
 
+/** A batch in the queue, with what the buffer counts of it. */
+interface Queued {
+  batch: StatBatch;
+  events: number;
+  bytes: number;
+  visitors: number;
+}
+
+function queued(b: StatBatchBuilder): Queued {
+  return { batch: b.seal(), events: b.length, bytes: b.bytes, visitors: b.visitorCount };
+}
+
 /**
  * Counting never waits for the database (decisions §15): requests push events here and are
  * answered at once; every half second the buffer is written in one transaction per batch
- * (src/store/statistics.ts `write`: on SQLite by a thread of its own), and once more on a normal stop. A batch the database refused stays
- * at the front of the buffer for the next tick, within MAX_BUFFERED (and MAX_BUFFERED_BYTES for new events).
+ * (src/store/statistics.ts `write`: on SQLite by a thread of its own), and once more on a normal stop.
+ * Events go straight into columns (src/store/stat-batch.ts), BATCH to a batch: the buffer holds no
+ * object per event. A batch the database refused stays at the front of the queue for the next tick,
+ * within MAX_BUFFERED and MAX_BUFFERED_BYTES.
  */
 export class StatsCounter {
-  private buffer: StatEvent[] = [];
-  private bufferedBytes = 0;
+  /** Batches full or sealed at a tick, oldest first; then the one being filled. */
+  private queue: Queued[] = [];
+  private open = new StatBatchBuilder();
+  private queuedEvents = 0;
+  private queuedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private lastSweep = 0;
@@ -48,22 +61,52 @@ export class StatsCounter {
   ) {}
 
   push(event: StatEvent): void {
-    const bytes = heldBytes(event);
-    if (this.buffer.length >= MAX_BUFFERED || this.bufferedBytes + bytes > MAX_BUFFERED_BYTES) {
-      this.dropped++;
-      return;
-    }
-    this.buffer.push(event);
-    this.bufferedBytes += bytes;
+    if (!this.room()) return;
+    this.open.push(event);
+    if (this.open.length >= BATCH) this.seal();
+  }
+
+  /** A reader page's view (StatBatchBuilder.pushView): nothing allocated for it on the request path. */
+  pushView(...view: Parameters<StatBatchBuilder["pushView"]>): void {
+    if (!this.room()) return;
+    this.open.pushView(...view);
+    if (this.open.length >= BATCH) this.seal();
+  }
+
+  /** Whether one more event fits; counts it dropped when not. */
+  private room(): boolean {
+    if (this.pending < MAX_BUFFERED && this.queuedBytes + this.open.bytes < MAX_BUFFERED_BYTES) return true;
+    this.dropped++;
+    return false;
+  }
+
+  private seal(): void {
+    if (this.open.length === 0) return;
+    this.enqueue(queued(this.open));
+    this.open = new StatBatchBuilder();
+  }
+
+  private enqueue(q: Queued, front = false): void {
+    if (q.events === 0) return;
+    if (front) this.queue.unshift(q);
+    else this.queue.push(q);
+    this.queuedEvents += q.events;
+    this.queuedBytes += q.bytes;
+  }
+
+  private dequeue(q: Queued): void {
+    this.queue.splice(this.queue.indexOf(q), 1);
+    this.queuedEvents -= q.events;
+    this.queuedBytes -= q.bytes;
   }
 
   get pending(): number {
-    return this.buffer.length;
+    return this.queuedEvents + this.open.length;
   }
 
   /** Buffered events still holding a visitor's address and user agent (not yet keyed). */
   get heldVisitors(): number {
-    return this.buffer.reduce((n, e) => n + (unkeyedVisitor(e) === undefined ? 0 : 1), 0);
+    return this.queue.reduce((n, q) => n + q.visitors, this.open.visitorCount);
   }
 
   start(): void {
@@ -82,13 +125,13 @@ export class StatsCounter {
   }
 
   /**
-   * A batch the database refused, as the buffer keeps it: its visitors keyed with the salt this
+   * A batch the database refused, as the queue keeps it: its visitors keyed with the salt this
    * process holds for their day, so no address waits for the database to come back; without one
    * (an outage since the day began), a visitor is kept at most VISITOR_HOLD_MS.
    */
-  private keptOf(batch: readonly StatEvent[], now: number): StatEvent[] {
-    const kept: StatEvent[] = [];
-    for (const e of batch) {
+  private keptOf(batch: StatBatch, now: number): Queued {
+    const kept = new StatBatchBuilder();
+    for (const e of statEventsOf(batch)) {
       if (unkeyedVisitor(e) === undefined) {
         kept.push(e);
         continue;
@@ -98,38 +141,37 @@ export class StatsCounter {
       else if (now - e.at <= VISITOR_HOLD_MS) kept.push(e);
       else this.dropped++;
     }
-    return kept;
+    return queued(kept);
   }
 
   private async writeAll(): Promise<void> {
     const now = this.now();
-    // Keeps this process's salt of the day at hand for keptOf (one query a day, once there is something to count).
-    if (this.buffer.length > 0) void this.store.dailySalts.saltFor(now).catch(() => undefined);
-    let sweep = now - this.lastSweep >= SWEEP_EVERY_MS;
     // What was buffered when this tick began: events that arrive while it writes wait for the next
     // one (a loop until the buffer was empty wrote, under steady load, a transaction of a few events
     // every few milliseconds instead of one every tick).
-    let left = this.buffer.length;
-    while (left > 0 || sweep) {
-      const batch = this.buffer.splice(0, Math.min(BATCH, left));
-      left -= batch.length;
-      const batchBytes = batch.reduce((sum, e) => sum + heldBytes(e), 0);
-      this.bufferedBytes -= batchBytes;
+    this.seal();
+    const batches = [...this.queue];
+    // Keeps this process's salt of the day at hand for keptOf (one query a day, once there is something to count).
+    if (batches.length > 0) void this.store.dailySalts.saltFor(now).catch(() => undefined);
+    let sweep = now - this.lastSweep >= SWEEP_EVERY_MS;
+    if (batches.length === 0 && !sweep) return;
+    for (let i = 0; i < Math.max(1, batches.length); i++) {
+      const q = batches[i];
       // The day's sweep goes with the last batch (or alone), written by the same writer.
-      const sweepBefore = sweep && left === 0 ? now : undefined;
+      const sweepBefore = sweep && i >= batches.length - 1 ? now : undefined;
       try {
-        this.written += await this.store.statistics.write(batch, sweepBefore);
+        this.written += await this.store.statistics.write(q?.batch ?? EMPTY, sweepBefore);
+        if (q) this.dequeue(q);
         if (sweepBefore !== undefined) {
           this.lastSweep = now;
           sweep = false;
         }
       } catch (err) {
-        // Kept for the next tick: at most MAX_BUFFERED, newest dropped first.
-        const room = Math.max(0, MAX_BUFFERED - this.buffer.length);
-        this.dropped += Math.max(0, batch.length - room);
-        const kept = this.keptOf(batch.slice(0, room), now);
-        this.buffer.unshift(...kept);
-        this.bufferedBytes += kept.reduce((sum, e) => sum + heldBytes(e), 0);
+        // Kept, at the front, for the next tick.
+        if (q) {
+          this.dequeue(q);
+          this.enqueue(this.keptOf(q.batch, now), true);
+        }
         this.log?.warn({ err }, "statistics: a batch could not be written; retrying");
         return;
       }
@@ -143,3 +185,5 @@ export class StatsCounter {
     await this.flush();
   }
 }
+
+const EMPTY = statBatchOf([]);

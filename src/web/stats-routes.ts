@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { isbot } from "isbot";
 import type { Config } from "../config.ts";
 import type { DocumentRecord } from "../domain/document.ts";
-import { isPlainIPv4, newVisitor, type Visitor } from "../domain/reader-identity.ts";
+import { isPlainIPv4, newVisitor, visitorUserAgent, type Visitor } from "../domain/reader-identity.ts";
 import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
 import { addressGroup } from "../ops/client-address.ts";
 import { SizeBoundedLru } from "../size-bounded-lru.ts";
@@ -79,22 +79,27 @@ interface Visit {
   ip: string;
   userAgent: string | undefined;
   cookie: string | undefined;
-  /** A prefetch or prerender says so in one of these headers (undefined: none of them). */
-  purpose: string | undefined;
+  /** A prefetch or prerender said so in one of the headers browsers use for it. */
+  prefetch: boolean;
 }
 
+const prefetching = (header: string | string[] | undefined) => header !== undefined && PREFETCH.test(String(header));
+
+/** Read on every reader page's request: one object, nothing else made. */
 function visitOf(req: FastifyRequest): Visit {
   const h = req.headers;
-  const purposes = [h["sec-purpose"], h.purpose, h["x-purpose"], h["x-moz"]].filter((p) => p !== undefined);
   return {
     method: req.method, ip: req.ip, userAgent: h["user-agent"], cookie: h.cookie,
-    purpose: purposes.length === 0 ? undefined : purposes.map(String).join(" "),
+    prefetch: prefetching(h["sec-purpose"]) || prefetching(h.purpose) || prefetching(h["x-purpose"]) || prefetching(h["x-moz"]),
   };
 }
 
+/** The address group a visitor is bounded by: an IPv4 address itself, an IPv6 address's /64. */
+const groupOf = (ip: string) => (isPlainIPv4(ip) ? ip : addressGroup(ip));
+
 /** The visitor of a counted request: hashed into keys when its batch is written, never stored. */
 function visitorOf(v: Visit): Visitor {
-  return newVisitor(v.ip, isPlainIPv4(v.ip) ? v.ip : addressGroup(v.ip), v.userAgent ?? "");
+  return newVisitor(v.ip, groupOf(v.ip), v.userAgent ?? "");
 }
 
 /**
@@ -104,7 +109,7 @@ function visitorOf(v: Visit): Visitor {
 function notCounted(v: Visit, enabled: boolean): boolean {
   if (!enabled || v.method !== "GET" && v.method !== "POST") return true;
   if (!v.userAgent || knownBot(v.userAgent)) return true;
-  return v.purpose !== undefined && PREFETCH.test(v.purpose);
+  return v.prefetch;
 }
 
 /** Reads a small body (the beacon) from the raw request; undefined when it is larger than `max` bytes. */
@@ -187,35 +192,32 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   });
 
   /**
-   * A view or a download: the bot check (its answers kept by user agent) and the visitor pushed to
-   * the buffer, a few microseconds; the keys are made when the batch is written (src/store/statistics.ts).
+   * A view or a download: the bot check (its answers kept by user agent) and the visitor written
+   * into the buffer's columns, a few microseconds; the keys are made when the batch is written
+   * (src/store/statistics.ts). A process's first requests, before the app's secret is read, wait for it.
    */
-  const countReader = (req: FastifyRequest, doc: DocumentRecord, make: (visitor: Visitor, now: number) => void) => {
+  const countReader = (req: FastifyRequest, doc: DocumentRecord, count: (v: Visit, now: number) => void) => {
     if (!enabled) return;
     const visit = visitOf(req);
     if (notCounted(visit, enabled)) return;
     const now = Date.now();
     if (cookieSecret !== undefined) {
-      if (!isPublisher(visit, doc.accountId)) make(visitorOf(visit), now);
+      if (!isPublisher(visit, doc.accountId)) count(visit, now);
       return;
     }
-    // A process's first requests, before the app's secret is read.
     void secretReady.then(() => {
-      if (!isPublisher(visit, doc.accountId)) make(visitorOf(visit), now);
+      if (!isPublisher(visit, doc.accountId)) count(visit, now);
     }).catch(fail);
   };
 
   return {
     view(req, doc, opts) {
-      countReader(req, doc, (visitor, at) =>
-        counter.push({
-          kind: "view", documentId: doc.documentId, visitor, at, embedded: opts.embedded,
-          referrerHost: referrerHost(req.headers.referer), startPage: opts.startPage,
-        }),
+      countReader(req, doc, (v, at) =>
+        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(v.userAgent ?? ""), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
       );
     },
     download(req, doc) {
-      countReader(req, doc, (visitor, at) => counter.push({ kind: "download", documentId: doc.documentId, visitor, at }));
+      countReader(req, doc, (v, at) => counter.push({ kind: "download", documentId: doc.documentId, visitor: visitorOf(v), at }));
     },
     impressions(req, docs) {
       if (docs.length === 0 || !enabled) return;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
-import { packStatEvents, unpackStatEvents } from "../../src/store/dialects/sqlite-stats-messages.ts";
+import { StatBatchBuilder, statBatchOf, statEventsOf } from "../../src/store/stat-batch.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
@@ -44,10 +44,10 @@ const eventsOf = (documentId: string): StatEvent[] => [
   { kind: "view", documentId: "no-such-document", readerKey: "r3", addressKey: "a3", at: T0 + 4, embedded: false, referrerHost: "", startPage: 1 },
 ];
 
-test("a batch crosses to the writer thread in columns and comes out the same", () => {
+test("a batch is held in columns (as buffered, written and sent to the writer thread) and comes out the same", () => {
   const events = eventsOf("d1");
-  assert.deepStrictEqual(unpackStatEvents(packStatEvents(events)), events);
-  assert.deepStrictEqual(unpackStatEvents(packStatEvents([])), []);
+  assert.deepStrictEqual(statEventsOf(statBatchOf(events)), events);
+  assert.deepStrictEqual(statEventsOf(statBatchOf([])), []);
   // Visitors (keyed in the thread): each address and user agent crosses once however many events share it.
   const visitor = { address: "2001:db8::1", addressGroup: "2001:db8:0:0::/64", userAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0" };
   const visited: StatEvent[] = [
@@ -56,9 +56,21 @@ test("a batch crosses to the writer thread in columns and comes out the same", (
     { kind: "beacon", documentId: "d1", visitor, at: T0 + 2, report: { page: 2, seconds: 3, turned: false, shares: 0, clicks: 0 } },
     ...events,
   ];
-  const packed = packStatEvents(visited);
-  assert.deepStrictEqual(unpackStatEvents(packed), visited);
+  const packed = statBatchOf(visited);
+  assert.deepStrictEqual(statEventsOf(packed), visited);
   assert.equal(packed.strings.length, 3);
+
+  // The reader page's path (a view from its parts) fills the same columns as the event would.
+  const built = new StatBatchBuilder();
+  built.pushView("d1", T0, visitor.address, visitor.addressGroup, visitor.userAgent, true, 4, "news.example");
+  built.push(visited[1]!);
+  const view: StatEvent = { kind: "view", documentId: "d1", visitor, at: T0, embedded: true, startPage: 4, referrerHost: "news.example" };
+  assert.deepStrictEqual(built.seal(), statBatchOf([view, visited[1]!]));
+  assert.equal(built.visitorCount, 2);
+
+  // Past its first columns' capacity, a batch grows and keeps every event.
+  const many = Array.from({ length: 1000 }, (_, i): StatEvent => ({ ...view, at: T0 + i, startPage: 1 + (i % 9) }));
+  assert.deepStrictEqual(statEventsOf(statBatchOf(many)), many);
 });
 
 for (const dialect of DIALECTS) {
@@ -68,7 +80,7 @@ for (const dialect of DIALECTS) {
       try {
         const { accountId, documentId } = await insertDoc(store);
         await dbOf(store).insertInto("dailySalts").values({ day: "2026-11-26", salt: "yesterday" }).execute();
-        assert.equal(await store.statistics.write(eventsOf(documentId)), 5, "the unknown document's view counts for nothing");
+        assert.equal(await store.statistics.write(statBatchOf(eventsOf(documentId))), 5, "the unknown document's view counts for nothing");
         const r = await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } });
         assert.deepEqual(
           { views: r.totals.views, embedded: r.totals.embeddedViews, reads: r.totals.reads, downloads: r.totals.downloads, impressions: r.totals.impressions, shares: r.totals.shares, clicks: r.totals.clicks },
@@ -78,13 +90,13 @@ for (const dialect of DIALECTS) {
         assert.equal(r.depth.find((d) => d.page === 5)?.readers, 1);
 
         // The next day: an empty batch with the sweep deletes the day before's readers and salt.
-        assert.equal(await store.statistics.write([], T0 + 86_400_000), 0);
+        assert.equal(await store.statistics.write(statBatchOf([]), T0 + 86_400_000), 0);
         assert.equal((await dbOf(store).selectFrom("statReaders").selectAll().execute()).length, 0);
         assert.deepEqual(await dbOf(store).selectFrom("dailySalts").selectAll().execute(), []);
         assert.equal((await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } })).totals.views, 2, "the figures stay");
 
         await store.close();
-        await assert.rejects(store.statistics.write(eventsOf(documentId)));
+        await assert.rejects(store.statistics.write(statBatchOf(eventsOf(documentId))));
       } finally {
         await drop().catch(() => undefined);
       }

@@ -1,6 +1,6 @@
 import type { ColumnDefinitionBuilder, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 import type { Database } from "../schema.ts";
-import type { StatEvent } from "../statistics.ts";
+import type { StatBatch } from "../stat-batch.ts";
 import type { SearchEngine, SearchMatch, SearchRequest } from "../search-index.ts";
 
 /**
@@ -65,7 +65,7 @@ export interface StoreDialect {
    * driver is asynchronous (PostgreSQL) or there is no file a thread could open (`:memory:`): the
    * store writes the batch on `db`.
    */
-  writeStatistics?(events: StatEvent[], sweepBefore?: number): Promise<number>;
+  writeStatistics?(batch: StatBatch, sweepBefore?: number): Promise<number>;
   /**
    * Whether a driver error is a unique (or primary key) constraint's refusal: the store answers
    * that as an outcome ("name-taken"), so no other part ever reads a driver's error codes.

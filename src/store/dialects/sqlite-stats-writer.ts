@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
-import type { StatEvent } from "../statistics.ts";
-import { packStatEvents, transferablesOf, type StatsAnswer, type StatsTask } from "./sqlite-stats-messages.ts";
+import type { StatBatch } from "../stat-batch.ts";
+import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
 
 /**
  * The statistics counter's batches written off the event loop. better-sqlite3 is synchronous: a
@@ -25,7 +25,7 @@ interface Pending {
 const nothing = () => undefined;
 
 export interface SqliteStatsWriter {
-  write(events: StatEvent[], sweepBefore?: number): Promise<number>;
+  write(batch: StatBatch, sweepBefore?: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export function sqliteStatsWriter(file: string): SqliteStatsWriter {
   };
 
   return {
-    write(events, sweepBefore) {
+    write(batch, sweepBefore) {
       if (closed) return Promise.reject(new Error("statistics writer closed"));
       thread ??= start();
       const t = thread;
@@ -67,8 +67,7 @@ export function sqliteStatsWriter(file: string): SqliteStatsWriter {
       const written = new Promise<number>((resolve, reject) => {
         t.pending.set(id, { resolve, reject });
         t.worker.ref();
-        const packed = packStatEvents(events);
-        t.worker.postMessage({ id, events: packed, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask, transferablesOf(packed));
+        t.worker.postMessage({ id, events: batch, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask);
       });
       const settled = written.then(nothing, nothing).finally(() => inflight.delete(settled));
       inflight.add(settled);

@@ -154,8 +154,8 @@ export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect 
     search: sqliteSearch,
     ...(file === ":memory:" || !searchGate ? {} : { runSearch: (req) => (pool ??= sqliteSearchPool(file, searchGate)).search(req) }),
     ...(file === ":memory:" ? {} : {
-      writeStatistics: (events, sweepBefore) =>
-        closed ? Promise.reject(new Error("the store is closed")) : (statsWriter ??= sqliteStatsWriter(file)).write(events, sweepBefore),
+      writeStatistics: (batch, sweepBefore) =>
+        closed ? Promise.reject(new Error("the store is closed")) : (statsWriter ??= sqliteStatsWriter(file)).write(batch, sweepBefore),
     }),
     documentsVersionTriggers: () =>
       (

@@ -1,0 +1,219 @@
+import type { StatEvent } from "./statistics.ts";
+
+/**
+ * Counted events in columns: what the counter buffers (src/web/stats-counter.ts), what
+ * `statistics.write` takes, and what crosses to SQLite's writer thread. Numbers sit in typed
+ * arrays and each document id, referring host, visitor string and key once, so the buffer holds
+ * no object per event. Held as objects for the half second until their batch was written, a busy
+ * reader page's events outlived the young generation and cost it in collections; packed into
+ * columns at each tick, and posted, they cost it again (docs/statistics.md).
+ */
+export interface StatBatch {
+  kinds: Uint8Array;
+  /** Into `documents`. */
+  documentOf: Uint32Array;
+  documents: string[];
+  at: Float64Array;
+  /** Five numbers per event: a view's embedded, start page and host (into `hosts`); a beacon's report; impressions' count. */
+  numbers: Float64Array;
+  hosts: string[];
+  /** Two per event, into `keys`: a keyed event's reader key and address key; -1 for none. */
+  keyOf: Int32Array;
+  keys: string[];
+  /** Three per event, into `strings`: a visitor's address, its group and user agent; -1 for an event without a visitor. */
+  visitors: Int32Array;
+  strings: string[];
+}
+
+const KINDS = ["view", "download", "beacon", "impressions"] as const;
+const WIDTH = 5;
+/** What an event holds in the columns, in bytes: its numbers and indexes. */
+const EVENT_BYTES = 1 + 4 + 8 + 8 * WIDTH + 4 * 2 + 4 * 3;
+/** A string's cost beyond its characters (two bytes each at most): its header and its index entry. */
+const STRING_BYTES = 64;
+
+class Interned {
+  readonly list: string[] = [];
+  private readonly index = new Map<string, number>();
+
+  /** The value's index, and the bytes it added (0 if it was there). */
+  of(value: string, added: { bytes: number }): number {
+    let i = this.index.get(value);
+    if (i === undefined) {
+      i = this.list.push(value) - 1;
+      this.index.set(value, i);
+      added.bytes += STRING_BYTES + 2 * value.length;
+    }
+    return i;
+  }
+}
+
+/** Grows a typed array's capacity by doubling. */
+function grown<T extends Uint8Array | Uint32Array | Float64Array | Int32Array>(a: T, size: number, make: (n: number) => T): T {
+  if (a.length >= size) return a;
+  const b = make(Math.max(size, a.length * 2));
+  b.set(a as never);
+  return b;
+}
+
+/** Fills a StatBatch one event at a time; `seal` hands it over at its length. */
+export class StatBatchBuilder {
+  private n = 0;
+  private kinds = new Uint8Array(64);
+  private documentOf = new Uint32Array(64);
+  private at = new Float64Array(64);
+  private numbers = new Float64Array(64 * WIDTH);
+  private keyOf = new Int32Array(64 * 2);
+  private visitors = new Int32Array(64 * 3);
+  private readonly documents = new Interned();
+  private readonly hosts = new Interned();
+  private readonly keys = new Interned();
+  private readonly strings = new Interned();
+  private readonly added = { bytes: 0 };
+  /** Events that still carry a visitor's address and user agent. */
+  visitorCount = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  /** About the memory the batch holds: its columns, and each string once. */
+  get bytes(): number {
+    return this.n * EVENT_BYTES + this.added.bytes;
+  }
+
+  push(e: StatEvent): void {
+    const added = this.added;
+    const i = this.begin(KINDS.indexOf(e.kind), e.documentId, e.at);
+    const o = i * WIDTH;
+    const numbers = this.numbers;
+    if (e.kind === "view") {
+      this.viewNumbers(o, e.embedded, e.startPage, e.referrerHost);
+    } else if (e.kind === "beacon") {
+      const r = e.report;
+      numbers[o] = r.page;
+      numbers[o + 1] = r.seconds;
+      numbers[o + 2] = r.turned ? 1 : 0;
+      numbers[o + 3] = r.shares;
+      numbers[o + 4] = r.clicks;
+    } else {
+      numbers.fill(0, o, o + WIDTH);
+      if (e.kind === "impressions") numbers[o] = e.count;
+    }
+    const readerKey = e.kind === "impressions" ? undefined : e.readerKey;
+    const addressKey = e.kind === "view" || e.kind === "download" ? e.addressKey : undefined;
+    this.keyOf[i * 2] = readerKey === undefined ? -1 : this.keys.of(readerKey, added);
+    this.keyOf[i * 2 + 1] = addressKey === undefined ? -1 : this.keys.of(addressKey, added);
+    const visitor = e.kind === "impressions" ? undefined : e.visitor;
+    if (visitor === undefined) this.visitors.fill(-1, i * 3, i * 3 + 3);
+    else this.visitor(i, visitor.address, visitor.addressGroup, visitor.userAgent);
+  }
+
+  /**
+   * A reader page's view, as `push` would take it, from its parts: what the reader page counts on
+   * every request, without an object for the event or its visitor.
+   */
+  pushView(documentId: string, at: number, address: string, addressGroup: string, userAgent: string, embedded: boolean, startPage: number, referrerHost: string): void {
+    const i = this.begin(0, documentId, at);
+    this.viewNumbers(i * WIDTH, embedded, startPage, referrerHost);
+    this.keyOf[i * 2] = -1;
+    this.keyOf[i * 2 + 1] = -1;
+    this.visitor(i, address, addressGroup, userAgent);
+  }
+
+  /** A new row: its index. */
+  private begin(kind: number, documentId: string, at: number): number {
+    const i = this.n;
+    if (i === this.kinds.length) this.grow(i + 1);
+    this.n = i + 1;
+    this.kinds[i] = kind;
+    this.documentOf[i] = this.documents.of(documentId, this.added);
+    this.at[i] = at;
+    return i;
+  }
+
+  private viewNumbers(o: number, embedded: boolean, startPage: number, referrerHost: string): void {
+    const numbers = this.numbers;
+    numbers[o] = embedded ? 1 : 0;
+    numbers[o + 1] = startPage;
+    numbers[o + 2] = this.hosts.of(referrerHost, this.added);
+    numbers[o + 3] = 0;
+    numbers[o + 4] = 0;
+  }
+
+  private visitor(i: number, address: string, addressGroup: string, userAgent: string): void {
+    const v = i * 3;
+    this.visitors[v] = this.strings.of(address, this.added);
+    this.visitors[v + 1] = this.strings.of(addressGroup, this.added);
+    this.visitors[v + 2] = this.strings.of(userAgent, this.added);
+    this.visitorCount++;
+  }
+
+  private grow(size: number): void {
+    this.kinds = grown(this.kinds, size, (n) => new Uint8Array(n));
+    this.documentOf = grown(this.documentOf, size, (n) => new Uint32Array(n));
+    this.at = grown(this.at, size, (n) => new Float64Array(n));
+    const cap = this.kinds.length;
+    this.numbers = grown(this.numbers, cap * WIDTH, (n) => new Float64Array(n));
+    this.keyOf = grown(this.keyOf, cap * 2, (n) => new Int32Array(n));
+    this.visitors = grown(this.visitors, cap * 3, (n) => new Int32Array(n));
+  }
+
+  /** The batch at its length (its columns copied to fit: the builder may go on). */
+  seal(): StatBatch {
+    const n = this.n;
+    return {
+      kinds: this.kinds.slice(0, n), documentOf: this.documentOf.slice(0, n), documents: this.documents.list.slice(),
+      at: this.at.slice(0, n), numbers: this.numbers.slice(0, n * WIDTH), hosts: this.hosts.list.slice(),
+      keyOf: this.keyOf.slice(0, n * 2), keys: this.keys.list.slice(),
+      visitors: this.visitors.slice(0, n * 3), strings: this.strings.list.slice(),
+    };
+  }
+}
+
+export function statBatchOf(events: readonly StatEvent[]): StatBatch {
+  const b = new StatBatchBuilder();
+  for (const e of events) b.push(e);
+  return b.seal();
+}
+
+export function batchLength(b: StatBatch): number {
+  return b.kinds.length;
+}
+
+/** Events that still carry a visitor. */
+export function batchVisitors(b: StatBatch): number {
+  let n = 0;
+  for (let i = 0; i < b.visitors.length; i += 3) if (b.visitors[i]! >= 0) n++;
+  return n;
+}
+
+/** The batch's events as objects (where they are written: the writer thread, or PostgreSQL's pool). */
+export function statEventsOf(b: StatBatch): StatEvent[] {
+  const out: StatEvent[] = [];
+  const key = (i: number) => (i < 0 ? "" : b.keys[i]!);
+  for (let i = 0; i < b.kinds.length; i++) {
+    const o = i * WIDTH;
+    const documentId = b.documents[b.documentOf[i]!]!;
+    const at = b.at[i]!;
+    const x = (k: number) => b.numbers[o + k]!;
+    const v = b.visitors[i * 3]!;
+    const visitor = v < 0 ? undefined : { address: b.strings[v]!, addressGroup: b.strings[b.visitors[i * 3 + 1]!]!, userAgent: b.strings[b.visitors[i * 3 + 2]!]! };
+    const readerKey = key(b.keyOf[i * 2]!);
+    const who = visitor ? { visitor } : { readerKey, addressKey: key(b.keyOf[i * 2 + 1]!) };
+    switch (KINDS[b.kinds[i]!]) {
+      case "view":
+        out.push({ kind: "view", documentId, ...who, at, embedded: x(0) === 1, startPage: x(1), referrerHost: b.hosts[x(2)]! });
+        break;
+      case "download":
+        out.push({ kind: "download", documentId, ...who, at });
+        break;
+      case "beacon":
+        out.push({ kind: "beacon", documentId, ...(visitor ? { visitor } : { readerKey }), at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
+        break;
+      default:
+        out.push({ kind: "impressions", documentId, at, count: x(0) });
+    }
+  }
+  return out;
+}
