@@ -6,7 +6,6 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isPlainIPv4, newVisitor, visitorUserAgent, type Visitor } from "../domain/reader-identity.ts";
 import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
 import { addressGroup } from "../ops/client-address.ts";
-import { SizeBoundedLru } from "../size-bounded-lru.ts";
 import type { Store } from "../store/open-store.ts";
 import { StatsCounter } from "./stats-counter.ts";
 
@@ -58,15 +57,27 @@ export interface StatsRouteDeps {
 
 /**
  * isbot's answers by user agent: its pattern is long, and the same few browsers' user agents come
- * again and again. Bounded by their total length (a flood of made-up ones pushes out only each other).
+ * again and again. Bounded by their total length: past it, the map starts again (a flood of
+ * made-up user agents costs only their own checks). A plain map, not an LRU: a hit is looked up
+ * on every reader page, and an LRU's reordering (a delete and a set) made it a third dearer.
  */
-const BOT_ANSWERS = new SizeBoundedLru<string, boolean>({ maxTotal: 256 * 1024, maxEntry: 1024 }, (ua) => ua.length + 64);
+const BOT_ANSWERS = new Map<string, boolean>();
+const BOT_ANSWERS_MAX_CHARS = 256 * 1024;
+const BOT_UA_MAX = 1024;
+let botAnswersChars = 0;
 
 function knownBot(ua: string): boolean {
   let bot = BOT_ANSWERS.get(ua);
   if (bot === undefined) {
     bot = isbot(ua);
-    BOT_ANSWERS.set(ua, bot);
+    if (ua.length <= BOT_UA_MAX) {
+      if (botAnswersChars + ua.length > BOT_ANSWERS_MAX_CHARS) {
+        BOT_ANSWERS.clear();
+        botAnswersChars = 0;
+      }
+      BOT_ANSWERS.set(ua, bot);
+      botAnswersChars += ua.length;
+    }
   }
   return bot;
 }
