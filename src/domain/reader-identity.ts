@@ -61,12 +61,12 @@ export interface Visitor {
   userAgent: string;
 }
 
-/** A visitor, its user agent cut as `readerKey` reads it (a buffered visitor holds no more than is hashed). */
 /** A user agent as a visitor holds it: at most USER_AGENT_MAX characters. */
 export function visitorUserAgent(userAgent: string): string {
   return userAgent.length > USER_AGENT_MAX ? userAgent.slice(0, USER_AGENT_MAX) : userAgent;
 }
 
+/** A visitor, its user agent cut as `readerKey` reads it (a buffered visitor holds no more than is hashed). */
 export function newVisitor(address: string, addressGroup: string, userAgent: string): Visitor {
   return { address, addressGroup, userAgent: visitorUserAgent(userAgent) };
 }
@@ -76,6 +76,11 @@ export function newVisitor(address: string, addressGroup: string, userAgent: str
  * (another "document" in the hash, so the address alone never yields a reader's key): the second
  * bounds how many readers one address can count as.
  */
-export function visitorKeys(salt: string, v: Visitor, documentId: string, hash: typeof readerKey = readerKey): { readerKey: string; addressKey: string } {
-  return { readerKey: hash(salt, v.address, v.userAgent, documentId), addressKey: hash(salt, v.addressGroup, "", `address:${documentId}`) };
+export function visitorKeys(salt: string, v: Visitor, documentId: string): { readerKey: string; addressKey: string } {
+  return { readerKey: readerKey(salt, v.address, v.userAgent, documentId), addressKey: addressKey(salt, v.addressGroup, documentId) };
+}
+
+/** The key of an address group for a document (visitorKeys): what bounds the readers one address counts as. */
+export function addressKey(salt: string, addressGroup: string, documentId: string): string {
+  return readerKey(salt, addressGroup, "", `address:${documentId}`);
 }

@@ -188,8 +188,18 @@ export function batchVisitors(b: StatBatch): number {
   return n;
 }
 
-/** The batch's events as objects (where they are written: the writer thread, or PostgreSQL's pool). */
-export function statEventsOf(b: StatBatch): StatEvent[] {
+/**
+ * Keys for the visitor of event `i` (its address, group and user agent at `strings[address]`,
+ * `strings[group]`, `strings[userAgent]`): the indexes let a caller remember a batch's keys by
+ * number rather than by text.
+ */
+export type VisitorKeyer = (i: number, address: number, group: number, userAgent: number) => { readerKey: string; addressKey: string };
+
+/**
+ * The batch's events as objects (where they are written: the writer thread, or PostgreSQL's pool);
+ * given `keyer`, each visitor comes out replaced by their keys.
+ */
+export function statEventsOf(b: StatBatch, keyer?: VisitorKeyer): StatEvent[] {
   const out: StatEvent[] = [];
   const key = (i: number) => (i < 0 ? "" : b.keys[i]!);
   for (let i = 0; i < b.kinds.length; i++) {
@@ -198,9 +208,10 @@ export function statEventsOf(b: StatBatch): StatEvent[] {
     const at = b.at[i]!;
     const x = (k: number) => b.numbers[o + k]!;
     const v = b.visitors[i * 3]!;
-    const visitor = v < 0 ? undefined : { address: b.strings[v]!, addressGroup: b.strings[b.visitors[i * 3 + 1]!]!, userAgent: b.strings[b.visitors[i * 3 + 2]!]! };
-    const readerKey = key(b.keyOf[i * 2]!);
-    const who = visitor ? { visitor } : { readerKey, addressKey: key(b.keyOf[i * 2 + 1]!) };
+    let who: { visitor: { address: string; addressGroup: string; userAgent: string } } | { readerKey: string; addressKey: string };
+    if (v < 0) who = { readerKey: key(b.keyOf[i * 2]!), addressKey: key(b.keyOf[i * 2 + 1]!) };
+    else if (keyer) who = keyer(i, v, b.visitors[i * 3 + 1]!, b.visitors[i * 3 + 2]!);
+    else who = { visitor: { address: b.strings[v]!, addressGroup: b.strings[b.visitors[i * 3 + 1]!]!, userAgent: b.strings[b.visitors[i * 3 + 2]!]! } };
     switch (KINDS[b.kinds[i]!]) {
       case "view":
         out.push({ kind: "view", documentId, ...who, at, embedded: x(0) === 1, startPage: x(1), referrerHost: b.hosts[x(2)]! });
@@ -209,7 +220,7 @@ export function statEventsOf(b: StatBatch): StatEvent[] {
         out.push({ kind: "download", documentId, ...who, at });
         break;
       case "beacon":
-        out.push({ kind: "beacon", documentId, ...(visitor ? { visitor } : { readerKey }), at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
+        out.push({ kind: "beacon", documentId, ...("visitor" in who ? { visitor: who.visitor } : { readerKey: who.readerKey }), at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
         break;
       default:
         out.push({ kind: "impressions", documentId, at, count: x(0) });

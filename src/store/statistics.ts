@@ -1,11 +1,11 @@
 import { sql, type Kysely } from "kysely";
-import { readerKey, utcDay, visitorKeys, type Visitor } from "../domain/reader-identity.ts";
+import { addressKey, readerKey, utcDay, visitorKeys, type Visitor } from "../domain/reader-identity.ts";
 import {
   applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
 import { dailySaltsRepo } from "./daily-salts.ts";
-import { batchLength, statEventsOf, type StatBatch } from "./stat-batch.ts";
+import { batchLength, statBatchOf, statEventsOf, type StatBatch } from "./stat-batch.ts";
 import type { Database } from "./schema.ts";
 
 /** Who an event is from: their keys under the day's salt, or the visitor those are made from when the batch is written. */
@@ -47,11 +47,11 @@ export function unkeyedVisitor(e: StatEvent): Visitor | undefined {
  * An event with its visitor replaced by their keys under `salt` (the salt of the event's day),
  * made by `hash` (`readerKey`, or a batch's memo of it).
  */
-export function keyEvent(salt: string, e: StatEvent, hash: typeof readerKey = readerKey): StatEvent {
+export function keyEvent(salt: string, e: StatEvent): StatEvent {
   if (e.kind === "impressions" || e.visitor === undefined) return e;
   const { visitor, ...rest } = e;
-  if (rest.kind === "beacon") return { ...rest, readerKey: hash(salt, visitor.address, visitor.userAgent, e.documentId) };
-  return { ...rest, ...visitorKeys(salt, visitor, e.documentId, hash) };
+  if (rest.kind === "beacon") return { ...rest, readerKey: readerKey(salt, visitor.address, visitor.userAgent, e.documentId) };
+  return { ...rest, ...visitorKeys(salt, visitor, e.documentId) };
 }
 
 /** Every figure of decisions §15 over a range of days. */
@@ -192,42 +192,53 @@ export function statisticsRepo(
   const dayOf = dayMemo();
 
   const salts = dailySaltsRepo(db);
-  /** Each visitor's keys under their day's salt (a day's salt read once per batch). */
-  async function keyed(events: readonly StatEvent[]): Promise<KeyedEvent[]> {
+  /**
+   * A batch's events, each visitor replaced by their keys under their day's salt: a day's salt
+   * read once a batch, and each key made once a batch (a reader's view and beacons, and an
+   * address's many readers, come in the same batches), remembered by the visitor's and the
+   * document's indexes in the batch rather than by their text.
+   */
+  async function keyed(b: StatBatch): Promise<KeyedEvent[]> {
     const saltOf = new Map<string, string>();
-    // A batch hashes each input once: a reader's view and beacons, and an address's many readers
-    // (whose address key is the same for every one of them), come in the same batches.
-    const hashes = new Map<string, string>();
-    const hash: typeof readerKey = (salt, address, userAgent, documentId) => {
-      const k = `${salt}\0${address}\0${userAgent}\0${documentId}`;
-      let h = hashes.get(k);
-      if (h === undefined) {
-        h = readerKey(salt, address, userAgent, documentId);
-        hashes.set(k, h);
-      }
-      return h;
-    };
-    const out: KeyedEvent[] = [];
-    for (const e of events) {
-      if (unkeyedVisitor(e) === undefined) {
-        out.push(e as KeyedEvent);
-        continue;
-      }
-      const day = dayOf(e.at);
-      let salt = saltOf.get(day);
-      if (salt === undefined) {
-        salt = await salts.saltNoOlderThan(e.at);
-        saltOf.set(day, salt);
-      }
-      out.push(keyEvent(salt, e, hash) as KeyedEvent);
+    for (let i = 0; i < b.at.length; i++) {
+      if (b.visitors[i * 3]! < 0) continue;
+      const day = dayOf(b.at[i]!);
+      if (!saltOf.has(day)) saltOf.set(day, await salts.saltNoOlderThan(b.at[i]!));
     }
-    return out;
+    const strings = b.strings.length;
+    const documents = b.documents.length;
+    const made = new Map<string, { readers: Map<number, string>; addresses: Map<number, string> }>();
+    return statEventsOf(b, (i, address, group, userAgent) => {
+      const day = dayOf(b.at[i]!);
+      const salt = saltOf.get(day)!;
+      let keys = made.get(day);
+      if (!keys) {
+        keys = { readers: new Map(), addresses: new Map() };
+        made.set(day, keys);
+      }
+      const doc = b.documentOf[i]!;
+      const documentId = b.documents[doc]!;
+      const r = (address * strings + userAgent) * documents + doc;
+      let reader = keys.readers.get(r);
+      if (reader === undefined) {
+        reader = readerKey(salt, b.strings[address]!, b.strings[userAgent]!, documentId);
+        keys.readers.set(r, reader);
+      }
+      const a = group * documents + doc;
+      let addressOf = keys.addresses.get(a);
+      if (addressOf === undefined) {
+        addressOf = addressKey(salt, b.strings[group]!, documentId);
+        keys.addresses.set(a, addressOf);
+      }
+      return { readerKey: reader, addressKey: addressOf };
+    }) as KeyedEvent[];
   }
 
   /** Applies a batch; answers how many events counted for a document that still exists. */
-  async function record(given: readonly StatEvent[]): Promise<number> {
-    if (given.length === 0) return 0;
-    const events = await keyed(given);
+  async function record(given: readonly StatEvent[] | StatBatch): Promise<number> {
+    const batch = "kinds" in given ? given : statBatchOf(given);
+    if (batchLength(batch) === 0) return 0;
+    const events = await keyed(batch);
     const ids = [...new Set(events.map((e) => e.documentId))];
     const docs = new Map<string, { accountId: number; pageCount: number }>();
     for (const part of chunks(ids)) {
@@ -468,8 +479,8 @@ export function statisticsRepo(
    * A batch, then the sweep: the batch is committed first, so a sweep that fails (tried again a
    * minute later: it only deletes what is past) never makes the counter write the batch twice.
    */
-  async function recordAndSweep(events: StatEvent[], sweepBefore?: number): Promise<number> {
-    const counted = await record(events);
+  async function recordAndSweep(batch: StatBatch, sweepBefore?: number): Promise<number> {
+    const counted = await record(batch);
     if (sweepBefore !== undefined) await sweep(sweepBefore).catch(() => undefined);
     return counted;
   }
@@ -488,7 +499,7 @@ export function statisticsRepo(
      * once there is something to count.
      */
     async write(batch: StatBatch, sweepBefore?: number): Promise<number> {
-      return writeOffLoop && batchLength(batch) > 0 ? writeOffLoop(batch, sweepBefore) : recordAndSweep(statEventsOf(batch), sweepBefore);
+      return writeOffLoop && batchLength(batch) > 0 ? writeOffLoop(batch, sweepBefore) : recordAndSweep(batch, sweepBefore);
     },
 
     /**

@@ -11,7 +11,6 @@ import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
 import { statisticsRepo } from "../statistics.ts";
 import { withStatementCache } from "./sqlite.ts";
-import { statEventsOf } from "../stat-batch.ts";
 import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
 
 const { file } = workerData as { file: string };
@@ -44,7 +43,7 @@ const db = new Kysely<Database>({
 const statistics = statisticsRepo(db, "sqlite");
 
 parentPort!.on("message", (task: StatsTask) => {
-  statistics.recordAndSweep(statEventsOf(task.events), task.sweepBefore).then(
+  statistics.recordAndSweep(task.events, task.sweepBefore).then(
     (counted) => parentPort!.postMessage({ id: task.id, ok: true, counted } satisfies StatsAnswer),
     (err: unknown) => {
       const e = err as { message?: unknown; code?: unknown };
