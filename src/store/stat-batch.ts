@@ -35,15 +35,24 @@ const STRING_BYTES = 64;
 class Interned {
   readonly list: string[] = [];
   private readonly index = new Map<string, number>();
+  private last: string | undefined;
+  private lastIndex = -1;
 
-  /** The value's index, and the bytes it added (0 if it was there). */
+  /**
+   * The value's index, and the bytes it added (0 if it was there). The last value is checked
+   * first: a page's views come from one document, a connection's from one address, and most
+   * without a referrer.
+   */
   of(value: string, added: { bytes: number }): number {
+    if (value === this.last) return this.lastIndex;
     let i = this.index.get(value);
     if (i === undefined) {
       i = this.list.push(value) - 1;
       this.index.set(value, i);
       added.bytes += STRING_BYTES + 2 * value.length;
     }
+    this.last = value;
+    this.lastIndex = i;
     return i;
   }
 }
@@ -208,23 +217,28 @@ export function statEventsOf(b: StatBatch, keyer?: VisitorKeyer): StatEvent[] {
     const at = b.at[i]!;
     const x = (k: number) => b.numbers[o + k]!;
     const v = b.visitors[i * 3]!;
-    let who: { visitor: { address: string; addressGroup: string; userAgent: string } } | { readerKey: string; addressKey: string };
-    if (v < 0) who = { readerKey: key(b.keyOf[i * 2]!), addressKey: key(b.keyOf[i * 2 + 1]!) };
-    else if (keyer) who = keyer(i, v, b.visitors[i * 3 + 1]!, b.visitors[i * 3 + 2]!);
-    else who = { visitor: { address: b.strings[v]!, addressGroup: b.strings[b.visitors[i * 3 + 1]!]!, userAgent: b.strings[b.visitors[i * 3 + 2]!]! } };
-    switch (KINDS[b.kinds[i]!]) {
-      case "view":
-        out.push({ kind: "view", documentId, ...who, at, embedded: x(0) === 1, startPage: x(1), referrerHost: b.hosts[x(2)]! });
-        break;
-      case "download":
-        out.push({ kind: "download", documentId, ...who, at });
-        break;
-      case "beacon":
-        out.push({ kind: "beacon", documentId, ...("visitor" in who ? { visitor: who.visitor } : { readerKey: who.readerKey }), at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
-        break;
-      default:
-        out.push({ kind: "impressions", documentId, at, count: x(0) });
+    const kind = KINDS[b.kinds[i]!]!;
+    if (kind === "impressions") {
+      out.push({ kind, documentId, at, count: x(0) });
+      continue;
     }
+    let readerKey: string;
+    let addressKey: string;
+    if (v < 0) {
+      readerKey = key(b.keyOf[i * 2]!);
+      addressKey = key(b.keyOf[i * 2 + 1]!);
+    } else if (keyer) {
+      ({ readerKey, addressKey } = keyer(i, v, b.visitors[i * 3 + 1]!, b.visitors[i * 3 + 2]!));
+    } else {
+      const visitor = { address: b.strings[v]!, addressGroup: b.strings[b.visitors[i * 3 + 1]!]!, userAgent: b.strings[b.visitors[i * 3 + 2]!]! };
+      if (kind === "view") out.push({ kind, documentId, visitor, at, embedded: x(0) === 1, startPage: x(1), referrerHost: b.hosts[x(2)]! });
+      else if (kind === "download") out.push({ kind, documentId, visitor, at });
+      else out.push({ kind, documentId, visitor, at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
+      continue;
+    }
+    if (kind === "view") out.push({ kind, documentId, readerKey, addressKey, at, embedded: x(0) === 1, startPage: x(1), referrerHost: b.hosts[x(2)]! });
+    else if (kind === "download") out.push({ kind, documentId, readerKey, addressKey, at });
+    else out.push({ kind, documentId, readerKey, at, report: { page: x(0), seconds: x(1), turned: x(2) === 1, shares: x(3), clicks: x(4) } });
   }
   return out;
 }
