@@ -98,3 +98,16 @@ test("while the database is gone, no address waits for it: visitors are keyed wi
     await saltless.drop().catch(() => undefined);
   }
 });
+
+test("the buffer is bounded by its memory too: distinct long user agents are dropped past 64 MB, however few the events", () => {
+  const counter = new StatsCounter({} as never);
+  const at = Date.now();
+  // Each visitor's user agent is new and 512 characters (as long as a visitor keeps): about 1 KB held each.
+  for (let i = 0; i < 100_000; i++) {
+    const userAgent = `${String(i).padStart(8, "0")}${"x".repeat(504)}`;
+    counter.pushView("d1", at, "192.0.2.1", "192.0.2.1", userAgent, false, 1, "");
+  }
+  assert.ok(counter.dropped > 0, "some dropped");
+  assert.ok(counter.pending < 100_000 && counter.pending > 30_000, `held ${counter.pending}`);
+  assert.equal(counter.pending + counter.dropped, 100_000);
+});
