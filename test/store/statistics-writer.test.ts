@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { StatBatchBuilder, statBatchOf, statEventsOf } from "../../src/store/stat-batch.ts";
@@ -13,6 +14,14 @@ import { seedAccount } from "../helpers/seed-account.ts";
  * (sqlite-stats-writer.ts), on PostgreSQL on the pool; the batch, then the day's sweep.
  */
 const pgSkip = await postgresUnavailable();
+
+/** The nice value of each thread of this process (field 19 of /proc/self/task/<tid>/stat). */
+function threadNices(): number[] {
+  return readdirSync("/proc/self/task").map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  });
+}
 
 const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
 const DAY = "2026-11-27";
@@ -94,6 +103,10 @@ for (const dialect of DIALECTS) {
         assert.equal((await dbOf(store).selectFrom("statReaders").selectAll().execute()).length, 0);
         assert.deepEqual(await dbOf(store).selectFrom("dailySalts").selectAll().execute(), []);
         assert.equal((await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } })).totals.views, 2, "the figures stay");
+        if (dialect.name === "sqlite") {
+          // Counting is background work: the writer thread (started by the first batch) yields to the pages being served.
+          assert.deepEqual(threadNices().filter((n) => n !== 0), [10], "one thread of this process, the writer, at nice 10");
+        }
 
         await store.close();
         await assert.rejects(store.statistics.write(statBatchOf(eventsOf(documentId))));
