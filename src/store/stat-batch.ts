@@ -1,4 +1,28 @@
-import type { StatEvent } from "./statistics.ts";
+import type { BeaconReport } from "../domain/statistics.ts";
+import type { Visitor } from "../domain/reader-identity.ts";
+
+/** Who an event is from: their keys under the day's salt, or the visitor those are made from when the batch is written. */
+type Keyed = { readerKey: string; addressKey: string; visitor?: undefined };
+type FromVisitor = { visitor: Visitor; readerKey?: undefined; addressKey?: undefined };
+
+/**
+ * One thing that happened on a public surface, as the web side buffers it (src/web/stats-counter.ts).
+ * Readers are named by their keys under the day's salt (src/store/daily-salts.ts) only; the web
+ * side gives the visitor, keyed when the batch is written (`keyed` in statistics.ts, off the event loop on SQLite), so
+ * the hashes cost the reader's request nothing. A visitor is held in memory until then, never stored.
+ */
+export type StatEvent =
+  | ({
+      kind: "view";
+      documentId: string;
+      at: number;
+      embedded: boolean;
+      referrerHost: string;
+      startPage: number;
+    } & (Keyed | FromVisitor))
+  | ({ kind: "download"; documentId: string; at: number } & (Keyed | FromVisitor))
+  | ({ kind: "beacon"; documentId: string; at: number; report: BeaconReport } & ({ readerKey: string; visitor?: undefined } | FromVisitor))
+  | { kind: "impressions"; documentId: string; at: number; count: number };
 
 /**
  * Counted events in columns: what the counter buffers (src/web/stats-counter.ts), what
@@ -40,8 +64,8 @@ class Interned {
 
   /**
    * The value's index, and the bytes it added (0 if it was there). The last value is checked
-   * first: a page's views come from one document, a connection's from one address, and most
-   * without a referrer.
+   * first: a popular page's views come from one document, an IPv4 visitor's group is its address,
+   * and most views have no referrer.
    */
   of(value: string, added: { bytes: number }): number {
     if (value === this.last) return this.lastIndex;

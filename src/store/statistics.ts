@@ -5,31 +5,10 @@ import {
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
 import { dailySaltsRepo } from "./daily-salts.ts";
-import { batchLength, statBatchOf, statEventsOf, type StatBatch } from "./stat-batch.ts";
+import { batchLength, statBatchOf, statEventsOf, type StatBatch, type StatEvent } from "./stat-batch.ts";
 import type { Database } from "./schema.ts";
 
-/** Who an event is from: their keys under the day's salt, or the visitor those are made from when the batch is written. */
-type Keyed = { readerKey: string; addressKey: string; visitor?: undefined };
-type FromVisitor = { visitor: Visitor; readerKey?: undefined; addressKey?: undefined };
-
-/**
- * One thing that happened on a public surface, as the web side buffers it (src/web/stats-counter.ts).
- * Readers are named by their keys under the day's salt (src/store/daily-salts.ts) only; the web
- * side gives the visitor, keyed here when the batch is written (off the event loop on SQLite), so
- * the hashes cost the reader's request nothing. A visitor is held in memory until then, never stored.
- */
-export type StatEvent =
-  | ({
-      kind: "view";
-      documentId: string;
-      at: number;
-      embedded: boolean;
-      referrerHost: string;
-      startPage: number;
-    } & (Keyed | FromVisitor))
-  | ({ kind: "download"; documentId: string; at: number } & (Keyed | FromVisitor))
-  | ({ kind: "beacon"; documentId: string; at: number; report: BeaconReport } & ({ readerKey: string; visitor?: undefined } | FromVisitor))
-  | { kind: "impressions"; documentId: string; at: number; count: number };
+export type { StatEvent } from "./stat-batch.ts";
 
 /** An event once keyed: what `record` counts. `addressKey` (of views and downloads) bounds the readers one address can count as. */
 type KeyedEvent =

@@ -58,7 +58,7 @@ export interface StatsRouteDeps {
 /**
  * isbot's answers by user agent: its pattern is long, and the same few browsers' user agents come
  * again and again. Bounded by their total length: past it, the map starts again (a flood of
- * made-up user agents costs only their own checks). A plain map, not an LRU: a hit is looked up
+ * made-up user agents costs their own checks, and the common ones' once more each). A plain map, not an LRU: a hit is looked up
  * on every reader page, and an LRU's reordering (a delete and a set) made it a third dearer.
  */
 const BOT_ANSWERS = new Map<string, boolean>();
