@@ -15,12 +15,12 @@ import { seedAccount } from "../helpers/seed-account.ts";
  */
 const pgSkip = await postgresUnavailable();
 
-/** The nice value of each thread of this process (field 19 of /proc/self/task/<tid>/stat). */
-function threadNices(): number[] {
-  return readdirSync("/proc/self/task").map((tid) => {
+/** The nice value of each thread of this process (field 19 of /proc/self/task/<tid>/stat), by thread id. */
+function threadNices(): Map<number, number> {
+  return new Map(readdirSync("/proc/self/task").map((tid) => {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
-  });
+    return [Number(tid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])];
+  }));
 }
 
 const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
@@ -103,9 +103,12 @@ for (const dialect of DIALECTS) {
         assert.equal((await dbOf(store).selectFrom("statReaders").selectAll().execute()).length, 0);
         assert.deepEqual(await dbOf(store).selectFrom("dailySalts").selectAll().execute(), []);
         assert.equal((await store.statistics.report({ accountId, documentId, range: { from: DAY, to: DAY } })).totals.views, 2, "the figures stay");
-        if (dialect.name === "sqlite") {
-          // Counting is background work: the writer thread (started by the first batch) yields to the pages being served.
-          assert.deepEqual(threadNices().filter((n) => n !== 0), [10], "one thread of this process, the writer, at nice 10");
+        const nices = threadNices();
+        const base = nices.get(process.pid)!;
+        if (dialect.name === "sqlite" && base < 10) {
+          // Counting is background work: the writer thread (started by the first batch) yields to the
+          // pages being served. (A process already at nice 10 or more, as a CI may run it, has nothing to lower.)
+          assert.deepEqual([...nices.values()].filter((n) => n !== base), [10], "one thread of this process, the writer, at nice 10");
         }
 
         await store.close();
