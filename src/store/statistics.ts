@@ -23,8 +23,8 @@ export function unkeyedVisitor(e: StatEvent): Visitor | undefined {
 }
 
 /**
- * An event with its visitor replaced by their keys under `salt` (the salt of the event's day),
- * made by `hash` (`readerKey`, or a batch's memo of it).
+ * An event with its visitor replaced by their keys under `salt` (the salt of the event's day):
+ * what the counter keeps of a batch the database refused (a written batch is keyed by `keyed`).
  */
 export function keyEvent(salt: string, e: StatEvent): StatEvent {
   if (e.kind === "impressions" || e.visitor === undefined) return e;

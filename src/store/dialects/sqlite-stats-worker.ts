@@ -18,12 +18,11 @@ const { file } = workerData as { file: string };
 /**
  * This thread's nice value (Linux: a thread's own; /proc/thread-self names it). Counting is
  * background work: when the processors are busy, a batch should wait for the pages being served,
- * not they for it. At the same priority, a half second's batch, written in one burst of some
- * 20 ms, took a processor from the reader page's requests and showed in its p99 (docs/statistics.md).
- * At 10 the thread still gets about a tenth of what a busy request thread gets, more than counting
- * at full load needs.
+ * not they for it. At 10 the thread still gets about a tenth of what a busy request thread gets,
+ * more than counting at full load needs (the kill test's one second). It did not remove the slow
+ * requests that follow each batch's write at 2 connections (docs/statistics.md).
  */
-export const WRITER_NICE = 10;
+const WRITER_NICE = 10;
 try {
   setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), WRITER_NICE);
 } catch {
