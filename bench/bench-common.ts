@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The shared fixtures, used in place. */
@@ -37,4 +37,19 @@ export function cpuSecondsOf(pid: number): number {
   // Fields 14 and 15 of stat(5), 12 and 13 after the ")" that ends the name.
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ");
   return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+}
+
+/** cpuSecondsOf a process and every process it started that still runs (a server and its statistics writer). */
+export function cpuSecondsOfTree(pid: number): number {
+  let sum = cpuSecondsOf(pid);
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
+      try {
+        sum += cpuSecondsOfTree(Number(child));
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+  }
+  return sum;
 }

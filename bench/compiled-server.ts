@@ -10,13 +10,13 @@ import { request, type Agent } from "node:http";
 import { join } from "node:path";
 import { unwrap, type QuireClient } from "../src/client/quire-client.ts";
 import { exited } from "../test/helpers/server-process.ts";
-import { cpuSecondsOf } from "./bench-common.ts";
+import { cpuSecondsOfTree } from "./bench-common.ts";
 import type { TestServer } from "../test/helpers/test-server.ts";
 
 export interface CompiledServer {
   url: string;
   rssBytes(): Promise<number>;
-  /** CPU seconds the process has used (every thread: user and system time from /proc/<pid>/stat). */
+  /** CPU seconds the process has used, with the processes it started that still run (every thread: user and system time from /proc/<pid>/stat). */
   cpuSeconds(): Promise<number>;
   kill(): Promise<void>;
 }
@@ -49,7 +49,7 @@ export async function startCompiledServer(dist: string, dataDir: string, env: Re
       return Number(kb?.[1]) * 1024;
     },
     async cpuSeconds() {
-      return cpuSecondsOf(child.pid!);
+      return cpuSecondsOfTree(child.pid!);
     },
     async kill() {
       stopping = true;

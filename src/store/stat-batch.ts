@@ -26,7 +26,7 @@ export type StatEvent =
 
 /**
  * Counted events in columns: what the counter buffers (src/web/stats-counter.ts), what
- * `statistics.write` takes, and what crosses to SQLite's writer thread. Numbers sit in typed
+ * `statistics.write` takes, and what crosses to SQLite's writer process. Numbers sit in typed
  * arrays and each document id, referring host, visitor string and key once, so the buffer holds
  * no object per event. Held as objects for the half second until their batch was written, a busy
  * reader page's events outlived the young generation and cost it in collections; packed into
@@ -229,7 +229,7 @@ export function batchVisitors(b: StatBatch): number {
 export type VisitorKeyer = (i: number, address: number, group: number, userAgent: number) => { readerKey: string; addressKey: string };
 
 /**
- * The batch's events as objects (where they are written: the writer thread, or PostgreSQL's pool);
+ * The batch's events as objects (where they are written: SQLite's writer process, or PostgreSQL's pool);
  * given `keyer`, each visitor comes out replaced by their keys.
  */
 export function statEventsOf(b: StatBatch, keyer?: VisitorKeyer): StatEvent[] {

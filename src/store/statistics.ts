@@ -132,7 +132,7 @@ function dayMemo(): (at: number) => string {
 export function statisticsRepo(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
-  /** The dialect's writer off the event loop (SQLite's thread), if it has one. */
+  /** The dialect's writer off the event loop (SQLite's writer process), if it has one. */
   writeOffLoop?: (batch: StatBatch, sweepBefore?: number) => Promise<number>,
 ) {
   /**
@@ -472,9 +472,9 @@ export function statisticsRepo(
 
     /**
      * What the counter calls (src/web/stats-counter.ts): `record`, then `sweep` when `sweepBefore`
-     * is given, in one call. On SQLite they run in a thread of their own with its own connection
+     * is given, in one call. On SQLite they run in a process of its own with its own connection
      * (dialects/sqlite-stats-writer.ts), so the event loop never waits for a batch. The sweep alone
-     * (a few deletes, once a minute) is done here: the thread, and the memory it takes, start only
+     * (a few deletes, once a minute) is done here: the writer process, and the memory it takes, start only
      * once there is something to count.
      */
     async write(batch: StatBatch, sweepBefore?: number): Promise<number> {

@@ -34,7 +34,7 @@ function queued(b: StatBatchBuilder): Queued {
 /**
  * Counting never waits for the database (decisions §15): requests push events here and are
  * answered at once; every half second the buffer is written in one transaction per batch
- * (src/store/statistics.ts `write`: on SQLite by a thread of its own), and once more on a normal stop.
+ * (src/store/statistics.ts `write`: on SQLite by a process of its own), and once more on a normal stop.
  * Events go straight into columns (src/store/stat-batch.ts), BATCH to a batch: the buffer holds no
  * object per event. A batch the database refused stays at the front of the queue for the next tick,
  * within MAX_BUFFERED and MAX_BUFFERED_BYTES.

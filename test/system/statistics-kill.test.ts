@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -8,6 +9,8 @@ import { after, describe, test } from "node:test";
 import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
+import { isAlive } from "../helpers/live-process.ts";
+import { until } from "../helpers/poll.ts";
 import { FLUSH_EVERY_MS } from "../../src/domain/statistics.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
@@ -99,6 +102,19 @@ async function rowOf(store: Store, reader: Reader, documentId: string, at: numbe
   return dbOf(store).selectFrom("statReaders").select(["viewed", "read"]).where("readerKey", "=", readerKey).executeTakeFirst();
 }
 
+/** The processes `pid` started (every thread's children). */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)).map(Number);
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 for (const dialect of ["sqlite", "postgres"] as const) {
   describe(`a server killed while counting, on ${dialect}`, { timeout: 180_000, skip: dialect === "postgres" ? pgSkip : undefined }, () => {
     let dataDir: string;
@@ -169,11 +185,15 @@ for (const dialect of ["sqlite", "postgres"] as const) {
           reject(err as Error);
         });
       });
+      // On SQLite the batches are written by a process the server started: it must not outlive it.
+      const writers = childrenOf(server.child.pid!).filter((pid) => commandOf(pid).includes("sqlite-stats-worker"));
+      if (dialect === "sqlite") assert.equal(writers.length, 1, "the server's statistics writer runs");
       const killedAt = Date.now();
       killed = true;
       await server.kill("SIGKILL");
       assert.equal(server.child.signalCode, "SIGKILL");
       await Promise.all(lanes);
+      await until(() => !writers.some(isAlive), 10_000, "the statistics writer to end after its server");
 
       const store = await openStore(databaseUrl);
       try {

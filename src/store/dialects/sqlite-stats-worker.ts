@@ -1,11 +1,12 @@
 /**
- * The statistics writer thread (sqlite-stats-writer.ts): its own read-write connection to the
- * database file, on which the counter's batches are written one at a time, as the main thread
- * sends them. Only the statistics tables (and the day's salts and readers) are written here.
+ * The statistics writer (sqlite-stats-writer.ts), a process of its own forked by the server: its
+ * own read-write connection to the database file, on which the counter's batches are written one
+ * at a time, as the server sends them over IPC. Only the statistics tables (and the day's salts
+ * and readers) are written here. When the server goes (its IPC channel closes), the batch under
+ * way is finished and the process exits.
  */
-import { readlinkSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
-import { parentPort, workerData } from "node:worker_threads";
 import SQLite from "better-sqlite3";
 import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
 import type { Database } from "../schema.ts";
@@ -13,20 +14,20 @@ import { statisticsRepo } from "../statistics.ts";
 import { withStatementCache } from "./sqlite.ts";
 import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
 
-const { file } = workerData as { file: string };
+/** argv: node, thread-boot.mjs, this module, the database file. */
+const file = process.argv[3]!;
 
 /**
- * This thread's nice value (Linux: a thread's own; /proc/thread-self names it). Counting is
- * background work: when the processors are busy, a batch should wait for the pages being served,
- * not they for it. At 10 the thread still gets about a tenth of what a busy request thread gets,
- * more than counting at full load needs (the kill test's one second). It did not remove the slow
- * requests that follow each batch's write at 2 connections (docs/statistics.md).
+ * This process's nice value, every thread of it (Linux; elsewhere it keeps the server's). Counting
+ * is background work: when the processors are busy, a batch should wait for the pages being
+ * served, not they for it. At 10 it still gets about a tenth of what a busy request thread gets,
+ * more than counting at full load needs (the kill test's one second).
  */
 const WRITER_NICE = 10;
 try {
-  setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), WRITER_NICE);
+  for (const tid of readdirSync("/proc/self/task")) setPriority(Number(tid), WRITER_NICE);
 } catch {
-  // No /proc (another system): the thread keeps the process's priority.
+  // No /proc (another system): the process keeps the server's priority.
 }
 const conn = new SQLite(file, { fileMustExist: true });
 // As the main connection (sqlite.ts): the same journal, durability and lock wait.
@@ -41,12 +42,28 @@ const db = new Kysely<Database>({
 });
 const statistics = statisticsRepo(db, "sqlite");
 
-parentPort!.on("message", (task: StatsTask) => {
+let writing = 0;
+let serverGone = false;
+process.on("disconnect", () => {
+  serverGone = true;
+  if (writing === 0) process.exit(0);
+});
+
+process.on("message", (task: StatsTask) => {
+  writing++;
+  const answer = (a: StatsAnswer) => {
+    writing--;
+    if (serverGone) {
+      if (writing === 0) process.exit(0);
+      return;
+    }
+    process.send!(a);
+  };
   statistics.recordAndSweep(task.events, task.sweepBefore).then(
-    (counted) => parentPort!.postMessage({ id: task.id, ok: true, counted } satisfies StatsAnswer),
+    (counted) => answer({ id: task.id, ok: true, counted }),
     (err: unknown) => {
       const e = err as { message?: unknown; code?: unknown };
-      parentPort!.postMessage({ id: task.id, ok: false, message: String(e?.message ?? err), code: typeof e?.code === "string" ? e.code : undefined } satisfies StatsAnswer);
+      answer({ id: task.id, ok: false, message: String(e?.message ?? err), code: typeof e?.code === "string" ? e.code : undefined });
     },
   );
 });

@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { fork, type ChildProcess } from "node:child_process";
 import type { StatBatch } from "../stat-batch.ts";
 import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
 
@@ -6,13 +6,15 @@ import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
  * The statistics counter's batches written off the event loop. better-sqlite3 is synchronous: a
  * batch of thousands of events written on the event loop held every request behind it for tens
  * of milliseconds each second, which showed in the reader page's p99 (docs/statistics.md). Here
- * one thread with its own connection to the file (sqlite-stats-worker.ts) writes them, one batch
- * at a time; SQLite's write lock orders it with the main connection's writes as with another
- * process's.
+ * a process of its own, with its own connection to the file (sqlite-stats-worker.ts), writes them,
+ * one batch at a time; SQLite's write lock orders it with the server's writes. A process, not a
+ * thread: written by a thread of the server, each batch slowed the requests answered in the next
+ * few tens of milliseconds enough to show in the reader page's p99, in a process it did not
+ * (docs/statistics.md, "Counting in columns").
  *
- * The thread starts with the first batch, and holds the process open only while it writes one; a
- * thread that dies fails its batch (the counter keeps it for the next tick) and the next batch
- * starts a new one.
+ * The process starts with the first batch, and holds the server open only while it writes one; a
+ * process that dies fails its batch (the counter keeps it for the next tick) and the next batch
+ * starts a new one. It exits when the server goes (its IPC channel closes), after the batch under way.
  */
 const BOOT = new URL("../../thread-boot.mjs", import.meta.url);
 const ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./sqlite-stats-worker.ts" : "./sqlite-stats-worker.js", import.meta.url).href;
@@ -30,44 +32,61 @@ export interface SqliteStatsWriter {
 }
 
 export function sqliteStatsWriter(file: string): SqliteStatsWriter {
-  let thread: { worker: Worker; pending: Map<number, Pending> } | undefined;
+  let writer: { child: ChildProcess; pending: Map<number, Pending>; exited: Promise<void> } | undefined;
   let nextId = 1;
   let closed = false;
   const inflight = new Set<Promise<unknown>>();
 
+  // Referenced only while a batch is under way: an idle writer never keeps the server running.
+  const hold = (child: ChildProcess, on: boolean) => {
+    if (on) {
+      child.ref();
+      child.channel?.ref();
+    } else {
+      child.unref();
+      child.channel?.unref();
+    }
+  };
+
   const start = () => {
-    const worker = new Worker(BOOT, { workerData: { entry: ENTRY, file } });
+    // No execArgv: the server's own flags (a test runner's, an inspector's) are not the writer's.
+    const child = fork(BOOT, [ENTRY, file], { serialization: "advanced", execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
     const pending = new Map<number, Pending>();
-    const t = { worker, pending };
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const w = { child, pending, exited };
     const fail = (err: Error) => {
-      if (thread === t) thread = undefined;
+      if (writer === w) writer = undefined;
       for (const p of pending.values()) p.reject(err);
       pending.clear();
     };
-    worker.on("message", (a: StatsAnswer) => {
+    child.on("message", (a: StatsAnswer) => {
       const p = pending.get(a.id);
       if (!p) return;
       pending.delete(a.id);
-      if (pending.size === 0) worker.unref();
+      if (pending.size === 0) hold(child, false);
       if (a.ok) p.resolve(a.counted);
       else p.reject(Object.assign(new Error(a.message), a.code === undefined ? {} : { code: a.code }));
     });
-    worker.on("error", fail);
-    worker.on("exit", (code) => fail(new Error(`statistics thread exited with ${code}`)));
-    worker.unref();
-    return t;
+    child.on("error", fail);
+    child.on("exit", (code, signal) => fail(new Error(`the statistics writer exited with ${code ?? signal}`)));
+    hold(child, false);
+    return w;
   };
 
   return {
     write(batch, sweepBefore) {
       if (closed) return Promise.reject(new Error("statistics writer closed"));
-      thread ??= start();
-      const t = thread;
+      writer ??= start();
+      const w = writer;
       const id = nextId++;
       const written = new Promise<number>((resolve, reject) => {
-        t.pending.set(id, { resolve, reject });
-        t.worker.ref();
-        t.worker.postMessage({ id, events: batch, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask);
+        w.pending.set(id, { resolve, reject });
+        hold(w.child, true);
+        w.child.send({ id, events: batch, ...(sweepBefore === undefined ? {} : { sweepBefore }) } satisfies StatsTask, (err) => {
+          if (!err) return;
+          w.pending.delete(id);
+          reject(err);
+        });
       });
       const settled = written.then(nothing, nothing).finally(() => inflight.delete(settled));
       inflight.add(settled);
@@ -75,12 +94,16 @@ export function sqliteStatsWriter(file: string): SqliteStatsWriter {
     },
     async close() {
       closed = true;
-      const t = thread;
-      thread = undefined;
-      if (!t) return;
+      const w = writer;
+      writer = undefined;
+      if (!w) return;
       // A batch under way is let finish: a normal stop loses nothing.
       await Promise.all([...inflight]);
-      await t.worker.terminate();
+      if (w.child.connected) w.child.disconnect();
+      // It exits as its channel closes; one that does not within seconds is stopped.
+      const late = setTimeout(() => w.child.kill("SIGKILL"), 5000);
+      await w.exited;
+      clearTimeout(late);
     },
   };
 }
