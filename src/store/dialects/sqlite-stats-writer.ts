@@ -9,8 +9,8 @@ import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
  * a process of its own, with its own connection to the file (sqlite-stats-worker.ts), writes them,
  * one batch at a time; SQLite's write lock orders it with the server's writes. A process, not a
  * thread: written by a thread of the server, each batch slowed the requests answered in the next
- * few tens of milliseconds enough to show in the reader page's p99, in a process it did not
- * (docs/statistics.md, "Counting in columns").
+ * few tens of milliseconds enough to show in the reader page's p99; forked, the probes showed no
+ * such cluster (docs/statistics.md, "Counting in columns").
  *
  * The process starts with the first batch, and holds the server open only while it writes one; a
  * process that dies fails its batch (the counter keeps it for the next tick) and the next batch
