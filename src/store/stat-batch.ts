@@ -24,6 +24,11 @@ export type StatEvent =
   | ({ kind: "beacon"; documentId: string; at: number; report: BeaconReport } & ({ readerKey: string; visitor?: undefined } | FromVisitor))
   | { kind: "impressions"; documentId: string; at: number; count: number };
 
+/** The visitor an event still carries, if it is not keyed yet. */
+export function unkeyedVisitor(e: StatEvent): Visitor | undefined {
+  return e.kind === "impressions" ? undefined : e.visitor;
+}
+
 /**
  * Counted events in columns: what the counter buffers (src/web/stats-counter.ts), what
  * `statistics.write` takes, and what crosses to SQLite's writer process. Numbers sit in typed
@@ -137,7 +142,7 @@ export class StatBatchBuilder {
     const addressKey = e.kind === "view" || e.kind === "download" ? e.addressKey : undefined;
     this.keyOf[i * 2] = readerKey === undefined ? -1 : this.keys.of(readerKey, added);
     this.keyOf[i * 2 + 1] = addressKey === undefined ? -1 : this.keys.of(addressKey, added);
-    const visitor = e.kind === "impressions" ? undefined : e.visitor;
+    const visitor = unkeyedVisitor(e);
     if (visitor === undefined) this.visitors.fill(-1, i * 3, i * 3 + 3);
     else this.visitor(i, visitor.address, visitor.addressGroup, visitor.userAgent);
   }
@@ -212,13 +217,6 @@ export function statBatchOf(events: readonly StatEvent[]): StatBatch {
 
 export function batchLength(b: StatBatch): number {
   return b.kinds.length;
-}
-
-/** Events that still carry a visitor. */
-export function batchVisitors(b: StatBatch): number {
-  let n = 0;
-  for (let i = 0; i < b.visitors.length; i += 3) if (b.visitors[i]! >= 0) n++;
-  return n;
 }
 
 /**

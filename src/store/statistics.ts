@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { addressKey, readerKey, utcDay, visitorKeys, type Visitor } from "../domain/reader-identity.ts";
+import { addressKey, readerKey, utcDay, visitorKeys } from "../domain/reader-identity.ts";
 import {
   applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
@@ -16,11 +16,6 @@ type KeyedEvent =
   | { kind: "download"; documentId: string; readerKey: string; addressKey: string; at: number }
   | { kind: "beacon"; documentId: string; readerKey: string; at: number; report: BeaconReport }
   | { kind: "impressions"; documentId: string; at: number; count: number };
-
-/** The visitor an event still carries, if it is not keyed yet. */
-export function unkeyedVisitor(e: StatEvent): Visitor | undefined {
-  return e.kind === "impressions" ? undefined : e.visitor;
-}
 
 /**
  * An event with its visitor replaced by their keys under `salt` (the salt of the event's day):

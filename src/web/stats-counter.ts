@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
-import { statEventsOf, StatBatchBuilder, statBatchOf, type StatBatch } from "../store/stat-batch.ts";
-import { keyEvent, unkeyedVisitor, type StatEvent } from "../store/statistics.ts";
+import { statEventsOf, StatBatchBuilder, statBatchOf, unkeyedVisitor, type StatBatch } from "../store/stat-batch.ts";
+import { keyEvent, type StatEvent } from "../store/statistics.ts";
 import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
 /** Events held at most (a database that stopped answering must not grow the process without bound). */
