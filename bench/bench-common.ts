@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { childrenOf } from "../test/helpers/live-process.ts";
 
 /** The shared fixtures, used in place. */
 export const FIXTURES = fileURLToPath(new URL("../../shared/fixtures/", import.meta.url));
@@ -42,13 +43,11 @@ export function cpuSecondsOf(pid: number): number {
 /** cpuSecondsOf a process and every process it started that still runs (a server and its statistics writer). */
 export function cpuSecondsOfTree(pid: number): number {
   let sum = cpuSecondsOf(pid);
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
-      try {
-        sum += cpuSecondsOfTree(Number(child));
-      } catch {
-        // Ended meanwhile.
-      }
+  for (const child of childrenOf(pid)) {
+    try {
+      sum += cpuSecondsOfTree(child);
+    } catch {
+      // Ended meanwhile.
     }
   }
   return sum;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { StatBatchBuilder, statBatchOf, statEventsOf } from "../../src/store/stat-batch.ts";
@@ -7,6 +7,7 @@ import type { Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { dbOf } from "../helpers/store-db.ts";
+import { childrenOf, commandOf } from "../helpers/live-process.ts";
 import { seedAccount } from "../helpers/seed-account.ts";
 
 /**
@@ -23,16 +24,7 @@ function niceOf(pid: number | string): number {
 
 /** The processes this one started that run the statistics writer. */
 function writerProcesses(): number[] {
-  return readdirSync("/proc/self/task")
-    .flatMap((tid) => readFileSync(`/proc/self/task/${tid}/children`, "utf8").trim().split(/\s+/).filter(Boolean))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sqlite-stats-worker");
-      } catch {
-        return false;
-      }
-    });
+  return childrenOf(process.pid).filter((pid) => commandOf(pid).includes("sqlite-stats-worker"));
 }
 
 const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);

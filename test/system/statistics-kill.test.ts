@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -9,7 +8,7 @@ import { after, describe, test } from "node:test";
 import { createAccount } from "../../src/accounts/account-admin.ts";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import { openStore, type Store } from "../../src/store/open-store.ts";
-import { isAlive } from "../helpers/live-process.ts";
+import { childrenOf, commandOf, isAlive } from "../helpers/live-process.ts";
 import { until } from "../helpers/poll.ts";
 import { FLUSH_EVERY_MS } from "../../src/domain/statistics.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
@@ -100,19 +99,6 @@ async function prepare(databaseUrl: string): Promise<{ documentId: string; path:
 async function rowOf(store: Store, reader: Reader, documentId: string, at: number) {
   const readerKey = await store.dailySalts.readerKey({ address: reader.from, userAgent: reader.ua, documentId, now: at });
   return dbOf(store).selectFrom("statReaders").select(["viewed", "read"]).where("readerKey", "=", readerKey).executeTakeFirst();
-}
-
-/** The processes `pid` started (every thread's children). */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)).map(Number);
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
 }
 
 for (const dialect of ["sqlite", "postgres"] as const) {
