@@ -12,7 +12,8 @@ import sharp from "sharp";
 import { blobKeys } from "./blobs/blob-keys.ts";
 import type { BlobStore } from "./blobs/blob-store.ts";
 import {
-  ALL_VARIANT_WIDTHS, FALLBACK_JPEG_QUALITY, FLAT_CHOICE, FLAT_ENCODING, PAGE_ENCODINGS, PAGE_WIDTHS, pageTraits, VARIANT_EXTENSION,
+  ALL_VARIANT_WIDTHS, FALLBACK_JPEG_QUALITY, FLAT_CHOICE, FLAT_ENCODING, flatCandidate, flatStep, imageFormatOf, isPhotograph,
+  PAGE_ENCODINGS, PAGE_WIDTHS, pageTraits, PHOTOGRAPH, VARIANT_EXTENSION,
   type PageClass, type PageTraits, type VariantFormat, type VariantWidth,
 } from "./domain/page-images.ts";
 
@@ -29,10 +30,15 @@ export interface Decoded extends PageTraits {
   channels: 1 | 3;
   /** The master's bytes scaled to this rendering's area: what the old page cost at this size (FLAT_CHOICE's yardstick). */
   baseBytes: number;
+  /** The master itself, when these are its pixels at its own width (not resized). */
+  master?: Buffer;
 }
 
-/** How a variant was encoded: lossless flat (FLAT_ENCODING), lossy WebP by its class, or the JPEG fallback. */
-export type VariantEncoding = "flat" | "lossy" | "jpeg";
+/**
+ * How a variant was encoded: lossless flat (FLAT_ENCODING), lossy WebP by its class, a JPEG (the
+ * fallback, or a photograph's), the master's pixels as lossless WebP, or the master's own bytes.
+ */
+export type VariantEncoding = "flat" | "lossy" | "jpeg" | "lossless" | "master";
 
 /** Every 7th pixel is enough to tell colour and mid tones apart, at a seventh of the cost. */
 function sampled(data: Buffer, channels: number): Uint8Array {
@@ -43,8 +49,8 @@ function sampled(data: Buffer, channels: number): Uint8Array {
   return out;
 }
 
-/** The master decoded at `width`, judged at that width unless `traits` are given. */
-async function decode(master: Buffer, width: number, traits?: PageTraits): Promise<Decoded> {
+/** The master decoded at `width`, judged at that width. */
+async function decode(master: Buffer, width: number): Promise<Decoded> {
   // The master's pixel area was bounded when it was rendered (maxPagePixels).
   // fastShrinkOnLoad off: a JPEG shrunk while decoded (1/2, 1/4) loses fine text at 400 px (SSIM 0.97 where a plain resize keeps 0.99).
   const img = sharp(master, { limitInputPixels: false });
@@ -54,31 +60,44 @@ async function decode(master: Buffer, width: number, traits?: PageTraits): Promi
   return {
     data, width: info.width, height: info.height, channels,
     baseBytes: master.length * (info.width / masterWidth) ** 2,
-    ...(traits ?? pageTraits(sampled(data, channels), channels)),
+    ...(info.width === masterWidth ? { master } : {}),
+    ...pageTraits(sampled(data, channels), channels),
   };
 }
 
-/** FLAT_ENCODING's tones: paper, ink, and steps between. */
-const FLAT_TONES = Uint8Array.from({ length: 256 }, (_, v) =>
-  v >= FLAT_ENCODING.paper ? 255 : v <= FLAT_ENCODING.ink ? 0 : Math.min(255, Math.round(v / FLAT_ENCODING.step) * FLAT_ENCODING.step));
+/** FLAT_ENCODING's tones for a step: paper, ink, and steps between. */
+const flatTones = (step: number) =>
+  Uint8Array.from({ length: 256 }, (_, v) => v >= FLAT_ENCODING.paper ? 255 : v <= FLAT_ENCODING.ink ? 0 : Math.min(255, Math.round(v / step) * step));
+const TONES_BY_STEP = new Map<number, Uint8Array>([FLAT_ENCODING.step, FLAT_ENCODING.smallStep].map((step) => [step, flatTones(step)]));
 
 /** The page in FLAT_ENCODING: one channel (its luma) when `grey`, else each channel on its own. */
 function flatWebp(d: Decoded, grey: boolean): Promise<Buffer> {
+  const tones = TONES_BY_STEP.get(flatStep(d.width))!;
   const channels = grey ? 1 : d.channels;
   const n = d.width * d.height;
   const out = Buffer.allocUnsafe(n * channels);
   if (channels === d.channels) {
-    for (let i = 0; i < out.length; i++) out[i] = FLAT_TONES[d.data[i] ?? 0] ?? 0;
+    for (let i = 0; i < out.length; i++) out[i] = tones[d.data[i] ?? 0] ?? 0;
   } else {
-    for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = FLAT_TONES[((d.data[p] ?? 0) * 299 + (d.data[p + 1] ?? 0) * 587 + (d.data[p + 2] ?? 0) * 114 + 500) / 1000 | 0] ?? 0;
+    for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = tones[((d.data[p] ?? 0) * 299 + (d.data[p + 1] ?? 0) * 587 + (d.data[p + 2] ?? 0) * 114 + 500) / 1000 | 0] ?? 0;
   }
   return sharp(out, { raw: { width: d.width, height: d.height, channels } }).webp({ lossless: true, effort: FLAT_ENCODING.effort }).toBuffer();
 }
 
+/** The master's own pixels, exactly: as lossless WebP when that is smaller, else the master's bytes. */
+async function exact(d: Decoded & { master: Buffer }): Promise<{ body: Buffer; encoding: VariantEncoding }> {
+  const lossless = await sharp(d.data, { raw: { width: d.width, height: d.height, channels: d.channels } }).webp({ lossless: true, effort: FLAT_ENCODING.effort }).toBuffer();
+  return lossless.length < d.master.length ? { body: lossless, encoding: "lossless" } : { body: d.master, encoding: "master" };
+}
+
 /**
- * The page's pixels encoded as `format`: for WebP, a drawn page flat when that measures smaller
- * (FLAT_CHOICE), else lossy by its class's encoding (PAGE_ENCODINGS). `webpQuality` forces lossy
- * WebP at that quality (the bench's search).
+ * The page's pixels encoded as `format`. For WebP, a drawn page flat when that measures smaller
+ * (FLAT_CHOICE), else lossy by its class's encoding (PAGE_ENCODINGS); a photograph stays JPEG
+ * (PHOTOGRAPH). At the master's own width every lossy encoding is a second generation, under the
+ * master's own SSIM on every page it was measured on (scans, the cover, the photograph): there a
+ * page that is not flat gets the master's exact pixels (`exact`). The bytes answered may
+ * therefore be a JPEG for a browser that asked for WebP (`imageFormatOf` tells). `webpQuality`
+ * forces lossy WebP at that quality (the bench's search).
  */
 export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; encoding: VariantEncoding }> {
   const enc = { ...PAGE_ENCODINGS[d.pageClass], ...(webpQuality === undefined ? {} : { webpQuality }) };
@@ -87,26 +106,35 @@ export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuali
     return enc.grey && d.channels === 3 ? raw.toColourspace("b-w") : raw;
   };
   if (format === "jpeg") return { body: await img().jpeg({ quality: FALLBACK_JPEG_QUALITY }).toBuffer(), encoding: "jpeg" };
-  const lossy = async () => ({ body: await img().webp({ quality: enc.webpQuality, preset: enc.preset }).toBuffer(), encoding: "lossy" as const });
-  if (webpQuality !== undefined || d.pageClass === "grey" || d.plainShare < FLAT_CHOICE.minPlainShare) return lossy();
+  const lossy = async (): Promise<{ body: Buffer; encoding: VariantEncoding }> => ({ body: await img().webp({ quality: enc.webpQuality, preset: enc.preset }).toBuffer(), encoding: "lossy" });
+  if (webpQuality !== undefined) return lossy();
+  const { master } = d;
+  if (isPhotograph(d)) return master ? { body: master, encoding: "master" } : { body: await img().jpeg({ quality: PHOTOGRAPH.jpegQuality }).toBuffer(), encoding: "jpeg" };
+  const otherwise = master ? () => exact({ ...d, master }) : lossy;
+  if (!flatCandidate(d)) return otherwise();
   const flat = { body: await flatWebp(d, enc.grey), encoding: "flat" as const };
   const share = flat.body.length / d.baseBytes;
   if (share <= FLAT_CHOICE.keepUnder) return flat;
-  if (share > FLAT_CHOICE.dropOver) return lossy();
-  const other = await lossy();
+  if (share > FLAT_CHOICE.dropOver) return otherwise();
+  const other = await otherwise();
   return flat.body.length <= FLAT_CHOICE.lossyShare * other.body.length ? flat : other;
+}
+
+/**
+ * The master's pixels at `width`, judged (class, plain share) at the master's own width whatever
+ * the width made: smaller renderings blur text into mid tones (at 200 px every line is a grey
+ * smudge), and one judgement per page keeps a page's variants alike however they are made.
+ */
+async function rendering(master: Buffer, width: number): Promise<Decoded> {
+  const full = await decode(master, PAGE_WIDTHS.read);
+  return width >= full.width ? full : decodeRaw(full, width);
 }
 
 /** One variant of a page from its master image: what a first request for it makes. */
 export async function variantOfMaster(master: Buffer, width: number, format: VariantFormat, webpQuality?: number): Promise<{ body: Buffer; pageClass: PageClass; encoding: VariantEncoding }> {
-  // Small widths are judged at CLASS_WIDTH: at 200 px every line of text is a grey smudge.
-  const traits = width < CLASS_WIDTH ? await decode(master, CLASS_WIDTH) : undefined;
-  const d = await decode(master, width, traits && { pageClass: traits.pageClass, plainShare: traits.plainShare });
+  const d = await rendering(master, width);
   return { ...(await encodeVariant(d, format, webpQuality)), pageClass: d.pageClass };
 }
-
-/** The class of a page, found from its master at the width it is judged at (small renderings blur text into mid tones). */
-const CLASS_WIDTH = 600;
 
 export interface PageVariantsOptions {
   /** Variants made at once (each is a decode, a resize and an encode: about 10–60 ms of one core). */
@@ -194,7 +222,7 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
         return body && { body, format };
       }
       const body = await make(blobId, page, width, format);
-      return body && { body, format };
+      return body && { body, format: imageFormatOf(body) };
     },
 
     async makeAll(blobId, page, replace = []) {
@@ -228,5 +256,6 @@ async function decodeRaw(full: Decoded, width: number): Promise<Decoded> {
     .resize({ width })
     .raw()
     .toBuffer({ resolveWithObject: true });
-  return { ...full, data, width: info.width, height: info.height, baseBytes: full.baseBytes * (info.width / full.width) ** 2 };
+  const { master: _master, ...traits } = full;
+  return { ...traits, data, width: info.width, height: info.height, baseBytes: full.baseBytes * (info.width / full.width) ** 2 };
 }

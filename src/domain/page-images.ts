@@ -59,7 +59,12 @@ export const PAGE_ENCODINGS: Record<PageClass, { webpQuality: number; preset: "t
  * at 0.2–0.37 of the old bytes at 1200 px, SSIM above the old page's; scans and photographs
  * come out larger than lossy WebP and lose their paper's grain, so FLAT_CHOICE keeps them lossy.
  */
-export const FLAT_ENCODING = { paper: 244, ink: 8, step: 8, effort: 1 } as const;
+export const FLAT_ENCODING = { paper: 244, ink: 8, step: 8, effort: 1, smallStep: 4, smallBelow: 800 } as const;
+
+/** FLAT_ENCODING's step between paper and ink at `width`: below `smallBelow` each glyph has fewer pixels, more of them edge tones, and steps of 8 cost SSIM (the glyph table at 600 px: 0.99855 against JPEG q90's 0.99859; with steps of 4, 0.9993). */
+export function flatStep(width: number): number {
+  return width < FLAT_ENCODING.smallBelow ? FLAT_ENCODING.smallStep : FLAT_ENCODING.step;
+}
 
 /**
  * When a page gets FLAT_ENCODING: decided by measuring it. A page is tried when at least
@@ -69,7 +74,35 @@ export const FLAT_ENCODING = { paper: 244, ink: 8, step: 8, effort: 1 } as const
  * flat, and snapping it to paper costs SSIM: 0.49–1.1), and in between the lossy encoding is made
  * too and the flat one kept when it is at most `lossyShare` of the lossy one's bytes.
  */
-export const FLAT_CHOICE = { minPlainShare: 0.8, keepUnder: 0.4, dropOver: 0.6, lossyShare: 0.8 } as const;
+export const FLAT_CHOICE = { minPlainShare: 0.8, minPlainShareColour: 0.92, keepUnder: 0.4, dropOver: 0.6, lossyShare: 0.8 } as const;
+
+/**
+ * Whether a page is tried in FLAT_ENCODING. A page with colour needs more of it plain: snapping
+ * colours to steps costs luma where they cover much of the page (the book's cover, 89% plain, fell
+ * short of JPEG q90's SSIM flat at every width; the colour pages of text, 95% and 96%, did not).
+ */
+export function flatCandidate(t: PageTraits): boolean {
+  if (t.pageClass === "grey") return false;
+  return t.plainShare >= (t.pageClass === "colour" ? FLAT_CHOICE.minPlainShareColour : FLAT_CHOICE.minPlainShare);
+}
+
+/**
+ * A photograph: a page with almost no paper or ink (an uploaded photo: 0.1%; the least plain page
+ * of text, a scan, 86%). Lossy WebP reaches JPEG q90's SSIM on one at no quality (its 4:2:0 and its
+ * filter: 0.995–0.997 against 0.998, up to q100), so a photograph stays JPEG: the master at its
+ * width, and `jpegQuality` below it (made from the master, a second generation: q93 fell short by
+ * up to 0.0003, q95 reaches at 400, 600 and 800 px).
+ */
+export const PHOTOGRAPH = { maxPlainShare: 0.3, jpegQuality: 95 } as const;
+
+export function isPhotograph(t: PageTraits): boolean {
+  return t.plainShare < PHOTOGRAPH.maxPlainShare;
+}
+
+/** The format of an encoded image by its first bytes: a page variant may be stored as JPEG under a WebP key (a photograph, a master kept whole). */
+export function imageFormatOf(bytes: Uint8Array): VariantFormat {
+  return bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff ? "jpeg" : "webp";
+}
 
 /** The JPEG fallback's quality: today's, so a browser without WebP sees what it always saw. */
 export const FALLBACK_JPEG_QUALITY = 90;

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
 import type { Config } from "../config.ts";
-import { IMAGE_EXTENSION, IMAGE_MIME_TYPE, THUMB_VARIANT_WIDTH, VARIANT_EXTENSION, VARIANT_MIME_TYPE } from "../domain/page-images.ts";
+import { IMAGE_EXTENSION, IMAGE_MIME_TYPE, imageFormatOf, THUMB_VARIANT_WIDTH, VARIANT_EXTENSION, VARIANT_MIME_TYPE } from "../domain/page-images.ts";
 import { pageVariants } from "../page-variants.ts";
 import type { DocumentRecord } from "../domain/document.ts";
 import { isValidUsername } from "../domain/values.ts";
@@ -317,7 +317,9 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
 
     /** Page images, covers and text of an active document, immutable when asked for with the document's version. */
     const sendDocBlob = async (
-      req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string, type: string,
+      req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, doc: DocumentRecord, key: string,
+      /** The content type, or how the body tells it (a page variant may be a JPEG where WebP was asked for). */
+      type: string | ((body: Buffer) => string),
       body: () => Promise<unknown> = () => blobOrMissing(key),
     ) => {
       const version = imageVersion(doc);
@@ -332,7 +334,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       const found = await body();
       // A 404 must not be kept by caches as if it were the immutable image.
       if (!found) return notFound(reply.removeHeader("etag").removeHeader("cache-control").removeHeader("vary"));
-      return reply.type(type).send(found);
+      return reply.type(typeof type === "string" ? type : type(found as Buffer)).send(found);
     };
 
     web.get<{ Params: DocParams & { size: string; file: string }; Querystring: Query }>(
@@ -346,7 +348,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
           const format = acceptsWebp(req.headers.accept) ? "webp" : "jpeg";
           reply.header("vary", "Accept");
           const key = blobKeys.pageVariant(doc.blobId, variant.page, variant.width, VARIANT_EXTENSION[format]);
-          return sendDocBlob(req, reply, doc, key, VARIANT_MIME_TYPE[format], async () => (await variants.get(doc.blobId, variant.page, variant.width, format))?.body);
+          return sendDocBlob(req, reply, doc, key, (body) => VARIANT_MIME_TYPE[imageFormatOf(body)], async () => (await variants.get(doc.blobId, variant.page, variant.width, format))?.body);
         }
         const m = new RegExp(`^([1-9][0-9]{0,5})\\.${IMAGE_EXTENSION}$`).exec(req.params.file);
         const size = PAGE_SIZES.find((s) => s === req.params.size);

@@ -16,7 +16,7 @@ import { DEFAULT_SANDBOX } from "../../src/convert/sandbox.ts";
 import { blobKeys } from "../../src/blobs/blob-keys.ts";
 import { LocalBlobStore } from "../../src/blobs/local-blob-store.ts";
 import { pagesCommand } from "../../src/cli/pages-command.ts";
-import { ALL_VARIANT_WIDTHS, classifyPage, PAGE_WIDTHS } from "../../src/domain/page-images.ts";
+import { ALL_VARIANT_WIDTHS, classifyPage, imageFormatOf, PAGE_WIDTHS } from "../../src/domain/page-images.ts";
 import { PAGE_VARIANTS, PAGE_VARIANTS_REMAKE } from "../../src/domain/job-kinds.ts";
 import { pageVariantsHandler } from "../../src/jobs/page-variants.ts";
 import { pageVariants, variantOfMaster } from "../../src/page-variants.ts";
@@ -272,13 +272,56 @@ describe("variant encoding by what the page is", () => {
     assert.equal((await sharp(fallback.body).metadata()).format, "jpeg");
   });
 
-  test("a scanned page and a photograph stay lossy WebP: flat would be larger and would lose their grain", async () => {
-    const scan = await fixturePage("ocr-scanned-2pages-faa-advisory.pdf", 1, "scan");
-    const v = await variantOfMaster(scan.master, PAGE_WIDTHS.read, "webp");
-    assert.equal(v.encoding, "lossy");
-    assert.ok(v.body.length <= 0.6 * scan.master.length, `${v.body.length} of ${scan.master.length} bytes`);
-    const photo = await sharp(join(FIXTURES, "img-photo-exif-tika.jpg")).resize({ width: PAGE_WIDTHS.read }).jpeg({ quality: 90 }).toBuffer();
-    const p = await variantOfMaster(photo, 800, "webp");
-    assert.deepEqual([p.pageClass, p.encoding], ["colour", "lossy"]);
+  /** JPEG q90 of the page's lossless pixels at `width`: what the old encoding reaches there (the target). */
+  async function oldSsimAt(ref: Buffer, width: number): Promise<number> {
+    return ssimAgainst(ref, await sharp(ref).resize({ width }).jpeg({ quality: 90 }).toBuffer(), width);
+  }
+
+  test("a scanned page is its master's own bytes at the master's width (a second lossy generation fell short there) and lossy WebP below, each at the old SSIM", async () => {
+    const { master, ref } = await fixturePage("ocr-scanned-2pages-faa-advisory.pdf", 1, "scan");
+    const read = await variantOfMaster(master, PAGE_WIDTHS.read, "webp");
+    assert.equal(read.encoding, "master");
+    assert.ok(read.body.equals(master), "the master's bytes");
+    assert.equal(imageFormatOf(read.body), "jpeg");
+    const small = await variantOfMaster(master, 800, "webp");
+    assert.equal(small.encoding, "lossy");
+    assert.equal(imageFormatOf(small.body), "webp");
+    assert.ok(small.body.length <= 0.4 * master.length, `${small.body.length} of ${master.length} bytes`);
+    assert.ok((await ssimAgainst(ref, small.body, 800)) >= (await oldSsimAt(ref, 800)));
+  });
+
+  test("the book's cover (colour over much of it) is not flat: the master's exact pixels as lossless WebP at its width, lossy WebP below, each at the old SSIM", async () => {
+    const { master, ref } = await fixturePage("bad/pdf-352-pages-freeculture.pdf", 1, "cover");
+    const read = await variantOfMaster(master, PAGE_WIDTHS.read, "webp");
+    assert.deepEqual([read.pageClass, read.encoding], ["colour", "lossless"]);
+    assert.ok(read.body.length < 0.7 * master.length, `${read.body.length} of ${master.length} bytes`);
+    const pixels = async (b: Buffer) => (await sharp(b).removeAlpha().toColourspace("srgb").raw().toBuffer()).toString("base64");
+    assert.equal(await pixels(read.body), await pixels(master), "the master's pixels, exactly");
+    for (const width of [800, 600, 400]) {
+      const v = await variantOfMaster(master, width, "webp");
+      assert.equal(v.encoding, "lossy", `${width} px`);
+      assert.ok((await ssimAgainst(ref, v.body, width)) >= (await oldSsimAt(ref, width)), `${width} px`);
+    }
+  });
+
+  test("the glyph table stays flat at 600 px, in finer steps there, and reaches the old SSIM", async () => {
+    const { master, ref } = await fixturePage("pdf-tcpdf-14pages.pdf", 1, "glyphs");
+    const v = await variantOfMaster(master, 600, "webp");
+    assert.equal(v.encoding, "flat");
+    assert.ok((await ssimAgainst(ref, v.body, 600)) >= (await oldSsimAt(ref, 600)));
+  });
+
+  test("a photograph stays JPEG (no WebP quality reaches JPEG q90's SSIM on one): the master at its width, q95 below it, at the old SSIM", async () => {
+    const ref = await sharp(join(FIXTURES, "img-photo-exif-tika.jpg")).resize({ width: PAGE_WIDTHS.read }).png().toBuffer();
+    const photo = await sharp(ref).jpeg({ quality: 90 }).toBuffer();
+    const read = await variantOfMaster(photo, PAGE_WIDTHS.read, "webp");
+    assert.deepEqual([read.pageClass, read.encoding], ["colour", "master"]);
+    assert.ok(read.body.equals(photo));
+    for (const width of [800, 600, 400]) {
+      const v = await variantOfMaster(photo, width, "webp");
+      assert.equal(v.encoding, "jpeg", `${width} px`);
+      assert.equal(imageFormatOf(v.body), "jpeg");
+      assert.ok((await ssimAgainst(ref, v.body, width)) >= (await oldSsimAt(ref, width)), `${width} px`);
+    }
   });
 });

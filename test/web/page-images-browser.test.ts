@@ -19,13 +19,15 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
   let browser: Browser;
   let doc: DocumentRecord;
   let old: DocumentRecord;
+  let photo: DocumentRecord;
   const readerUrl = (d: DocumentRecord) => `${fx.server.url}/${d.username}/docs/${d.name}`;
 
   before(async () => {
     fx = await startWebFixture();
-    [doc, old, browser] = await Promise.all([
+    [doc, old, photo, browser] = await Promise.all([
       fx.publish(READER_FIXTURE, { title: "Sample fonts" }),
       fx.publish(READER_FIXTURE, { title: "Converted long ago" }),
+      fx.publish("img-photo-exif-tika.jpg", { title: "A photograph" }),
       launchChromium(),
     ]);
     await fx.stopWorker();
@@ -130,6 +132,26 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
       assert.equal(res.headers.get("vary"), "Accept");
       const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
       assert.equal(meta.width, 600);
+    }
+  });
+
+  test("a photograph is answered as JPEG even to a browser that takes WebP (no WebP reaches its quality), at every width, and shows", async () => {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 850 } });
+    try {
+      const { page, images } = await opened(context, readerUrl(photo));
+      const page1 = images.filter((i) => /\/pages\/w\d+\/1$/.test(i.url) && !i.url.includes("/w200/"));
+      assert.ok(page1.length >= 1 && page1.every((i) => i.type === "image/jpeg"), JSON.stringify(images));
+      assert.ok((await firstPageState(page)).natural > 0, "page 1 shows");
+    } finally {
+      await context.close();
+    }
+    for (const width of VARIANT_WIDTHS) {
+      const res = await fetch(`${readerUrl(photo)}/pages/w${width}/1?v=x`, { headers: { accept: "image/avif,image/webp,*/*" } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("content-type"), "image/jpeg", `${width} px`);
+      assert.equal(res.headers.get("vary"), "Accept");
+      const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      assert.deepEqual([meta.format, meta.width], ["jpeg", width]);
     }
   });
 
