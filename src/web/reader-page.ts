@@ -51,8 +51,18 @@ const FIRST_VIEW_URL_WIDTH = 800;
  * choice made from the HTML is the one the script confirms: the first page is fetched once, at its size.
  */
 function pageSizes(doc: DocumentRecord): string {
-  return `min(calc(100vw - 24px), calc((100vh - 340px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
+  const shown = `min(calc(100vw - 24px), calc((100vh - 340px) * ${(1 / pageRatio(doc)).toFixed(3)}))`;
+  return `(min-resolution: ${DENSITY_CAP.from}dppx) calc(${shown} * ${DENSITY_CAP.scale}), ${shown}`;
 }
+
+/**
+ * Screens of 2.5 device pixels per CSS pixel and more (phones at 3x) are served for 2x: a page
+ * 366 CSS px wide takes the 800 px image (2.2 device pixels per CSS pixel) instead of the 1200 px
+ * one, at a fraction of its bytes: the first view of a phone on a slow network stays within its
+ * time (docs/images.md, "The first view"). reader.js sizeFigure scales by the same cap (2 ÷ the
+ * screen's density), so the script confirms the HTML's choice and page 1 is fetched once.
+ */
+const DENSITY_CAP = { from: 2.5, scale: 0.667 } as const;
 
 /** The start page's image, for the page's preload link (the same srcset and sizes as its <img>). */
 export function firstImagePreload(v: Pick<ReaderView, "doc" | "startPage" | "embed">): { srcset: string; sizes: string } {

@@ -61,7 +61,8 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
   }
 
   /** The variant width srcset should give an image shown `cssWidth` px wide on a screen of `dpr`. */
-  const expectedWidth = (cssWidth: number, dpr: number) => VARIANT_WIDTHS.find((w) => w >= cssWidth * dpr) ?? VARIANT_WIDTHS.at(-1)!;
+  /** The smallest variant covering the page at the screen's density, served for at most 2x (reader-page.ts DENSITY_CAP). */
+  const expectedWidth = (cssWidth: number, dpr: number) => VARIANT_WIDTHS.find((w) => w >= cssWidth * (dpr >= 2.5 ? 2 : dpr)) ?? VARIANT_WIDTHS.at(-1)!;
   const firstPageState = (page: Page) =>
     page.evaluate(() => {
       const img = document.querySelector<HTMLImageElement>('.page[data-page="1"] img')!;
@@ -69,16 +70,17 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     });
   const widthOf = (path: string) => Number(/\/pages\/w(\d+)\//.exec(path)?.[1]);
 
-  test("a wide screen and a phone each ask for page 1 once, at the width their layout and density need, in WebP", async () => {
+  test("a wide screen and phones at 2x and 3x each ask for page 1 once, at the width their layout and density need (3x served as 2x), in WebP", async () => {
     const seen: Record<string, number> = {};
     for (const [label, opts] of [
       ["wide", { viewport: { width: 1366, height: 850 }, deviceScaleFactor: 1 }],
       ["phone", { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }],
+      ["phone3x", { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true }],
     ] as const) {
       const context = await browser.newContext(opts);
       try {
         const { page, images } = await opened(context, readerUrl(doc));
-        await page.screenshot({ path: `/work/wt/notes/shots/pages/${label}.png` }).catch(() => undefined);
+        await page.screenshot({ path: `/tmp/shots-pages-${label}.png` }).catch(() => undefined);
         const state = await firstPageState(page);
         const page1 = images.filter((i) => /\/pages\/[^/]+\/1(\.jpg)?$/.test(i.url) && !i.url.includes("/w200/"));
         assert.equal(page1.length, 1, `${label}: page 1 fetched once: ${JSON.stringify(page1)}`);
@@ -92,7 +94,7 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
         await context.close();
       }
     }
-    assert.ok(seen.phone! < PAGE_WIDTHS.read && seen.wide! < PAGE_WIDTHS.read, `neither takes the 1200 px master at first: ${JSON.stringify(seen)}`);
+    assert.ok(seen.phone! < PAGE_WIDTHS.read && seen.phone3x! < PAGE_WIDTHS.read && seen.wide! < PAGE_WIDTHS.read, `none takes the 1200 px master at first: ${JSON.stringify(seen)}`);
   });
 
   test("zoomed to about 200%, the page asks for its 2x image", async () => {

@@ -101,10 +101,13 @@
   function sizeFigure(f, w) {
     f.style.width = `${Math.floor(w)}px`;
     const img = f.querySelector("img");
-    const sizes = `${Math.ceil(w)}px`;
+    // Served for at most 2x (reader-page.ts DENSITY_CAP): a 3x phone takes the image a 2x one would.
+    const dpr = window.devicePixelRatio || 1;
+    const want = Math.ceil(dpr >= 2.5 ? (w * 2) / dpr : w);
+    const sizes = `${want}px`;
     // Never smaller than what is shown already: zooming out must not fetch a smaller copy.
     const shown = Number((img.dataset.sizes || "0").replace("px", ""));
-    if (img.hasAttribute("srcset") && Math.ceil(w) > shown) {
+    if (img.hasAttribute("srcset") && want > shown) {
       img.sizes = sizes;
       img.dataset.sizes = sizes;
     }
