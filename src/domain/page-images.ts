@@ -57,7 +57,8 @@ export const PAGE_ENCODINGS: Record<PageClass, { webpQuality: number; preset: "t
  * master's JPEG left around every letter is gone, which is why it reaches the old page's SSIM
  * although it is made from that JPEG. Figures (`npm run bench -- pages`, docs/images.md): text pages
  * at 0.2–0.37 of the old bytes at 1200 px, SSIM above the old page's; scans and photographs
- * come out larger than lossy WebP and lose their paper's grain, so FLAT_CHOICE keeps them lossy.
+ * come out larger than lossy WebP and lose their paper's grain, so FLAT_CHOICE keeps them from it.
+ * Below `smallBelow` px the tones between are steps of `smallStep` (flatStep).
  */
 export const FLAT_ENCODING = { paper: 244, ink: 8, step: 8, effort: 1, smallStep: 4, smallBelow: 800 } as const;
 
@@ -68,7 +69,7 @@ export function flatStep(width: number): number {
 
 /**
  * When a page gets FLAT_ENCODING: decided by measuring it. A page is tried when at least
- * `minPlainShare` of its pixels are paper or ink (a photograph is not: 0.2%). The flat encoding's
+ * `minPlainShare` of its pixels are paper or ink (a photograph is not: 0.1%), `minPlainShareColour` for a page with colour (`flatCandidate`). The flat encoding's
  * bytes are compared to the master's scaled to the variant's area: kept at or under `keepUnder` of
  * them (text, slides: 0.13–0.37 at 1200 px), given up over `dropOver` (scans: their grain is not
  * flat, and snapping it to paper costs SSIM: 0.49–1.1), and in between the lossy encoding is made
