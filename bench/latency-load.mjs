@@ -3,38 +3,89 @@
 // `durationMs`, and every answer's latency is taken with the monotonic clock in microseconds
 // (autocannon's p99 is whole milliseconds, too coarse for a page answered in one or two).
 // Requests take their user agents from `userAgents` in turn.
+//
+// Written on plain sockets, each request's bytes made once before the load starts: node:http's
+// client spent about as much processor time per request as the server it measured, so on a 2-core
+// machine the load itself kept the second core busy, and whatever else the server ran (its
+// statistics writer) took its processor time from the server's requests rather than from an idle
+// core. The answers are HTTP/1.1 with a Content-Length or chunked, as Fastify sends them.
 // Plain JavaScript: the child needs no loader for it. Its own process, so that the processor time
 // of the bench's process is the servers' alone.
-import { Agent, request } from "node:http";
+import { connect } from "node:net";
 
 const { url, connections, durationMs, userAgents } = JSON.parse(process.argv[2]);
+const target = new URL(url);
+const requests = userAgents.map((ua) =>
+  Buffer.from(`GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: ${ua}\r\nAccept: text/html\r\n\r\n`, "latin1"));
 let sent = 0;
-const agent = new Agent({ keepAlive: true, maxSockets: connections });
 const latencies = [];
 let failures = 0;
 const end = performance.now() + durationMs;
 
-const once = () =>
+const HEAD_END = Buffer.from("\r\n\r\n");
+
+/**
+ * Where the answer at the start of `buf` ends (its byte length), or -1 while it is incomplete; its
+ * status in `status.code`.
+ */
+function answerLength(buf, status) {
+  const headEnd = buf.indexOf(HEAD_END);
+  if (headEnd < 0) return -1;
+  const head = buf.toString("latin1", 0, headEnd);
+  status.code = Number(head.slice(9, 12));
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (length) {
+    const total = headEnd + 4 + Number(length[1]);
+    return buf.length >= total ? total : -1;
+  }
+  if (!/\r\ntransfer-encoding:\s*chunked/i.test(head)) throw new Error(`an answer without a length: ${head.slice(0, 200)}`);
+  let at = headEnd + 4;
+  for (;;) {
+    const lineEnd = buf.indexOf("\r\n", at, "latin1");
+    if (lineEnd < 0) return -1;
+    const size = parseInt(buf.toString("latin1", at, lineEnd), 16);
+    if (size === 0) {
+      // No trailers are sent: the last chunk's line is followed by one empty line.
+      return buf.length >= lineEnd + 4 ? lineEnd + 4 : -1;
+    }
+    at = lineEnd + 2 + size + 2;
+    if (at > buf.length) return -1;
+  }
+}
+
+const lane = () =>
   new Promise((resolve) => {
-    const t0 = process.hrtime.bigint();
-    const req = request(url, { agent, headers: { "user-agent": userAgents[sent++ % userAgents.length] } }, (res) => {
-      res.resume();
-      res.on("end", () => {
-        if (res.statusCode !== 200) failures++;
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1000);
+    const socket = connect({ host: target.hostname, port: Number(target.port) });
+    socket.setNoDelay(true);
+    let pending = Buffer.alloc(0);
+    let t0 = 0n;
+    const status = { code: 0 };
+    const next = () => {
+      if (performance.now() >= end) {
+        socket.end();
         resolve();
-      });
+        return;
+      }
+      t0 = process.hrtime.bigint();
+      socket.write(requests[sent++ % requests.length]);
+    };
+    socket.on("connect", next);
+    socket.on("data", (chunk) => {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      const n = answerLength(pending, status);
+      if (n < 0) return;
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1000);
+      if (status.code !== 200) failures++;
+      pending = pending.subarray(n);
+      next();
     });
-    req.on("error", () => {
+    socket.on("error", () => {
       failures++;
       resolve();
     });
-    req.end();
+    // A connection the server closes ends its lane (resolving twice is harmless).
+    socket.on("close", () => resolve());
   });
 
-const lane = async () => {
-  while (performance.now() < end) await once();
-};
 await Promise.all(Array.from({ length: connections }, lane));
-agent.destroy();
 process.send({ latencies, failures, seconds: durationMs / 1000 }, () => process.disconnect());
