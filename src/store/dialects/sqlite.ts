@@ -1,7 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { CamelCasePlugin, Kysely, sql, SqliteDialect } from "kysely";
+import {
+  CamelCasePlugin, CompiledQuery, Kysely, sql, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler,
+  type DatabaseConnection, type Dialect, type SqliteDialectConfig,
+} from "kysely";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
 import { sqliteJobWakeups } from "./sqlite-job-wakeups.ts";
@@ -15,6 +18,32 @@ const CACHED_STATEMENTS = 500;
 
 /** better-sqlite3's extended result codes for a refused unique index and a refused primary key. */
 const UNIQUE_VIOLATIONS: ReadonlySet<unknown> = new Set(["SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"]);
+
+/**
+ * Transactions begun IMMEDIATE: each takes the database's write lock at its start, waiting for it
+ * as long as busy_timeout allows. Begun deferred (Kysely's `begin`), a transaction that read before
+ * it wrote held a snapshot from its first read, and a write by another connection in between (the
+ * statistics writer's process every half second, a `quire worker` claiming a job) made SQLite
+ * refuse its first write at once, SQLITE_BUSY_SNAPSHOT, which no wait can cure: the app's
+ * "Approve selected" answered 500 when a statistics batch landed between its read and its update
+ * (test/store/sqlite-write-transactions.test.ts). The connection is the process's only one, so its
+ * transactions were one at a time already; readers on other connections are not held up (WAL).
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+/** Kysely's SQLite dialect with ImmediateSqliteDriver. */
+export function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ImmediateSqliteDriver(config),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
 
 /** What the change epoch needs to hear of the statements this connection runs. */
 export interface StatementActivity {
@@ -127,7 +156,7 @@ export function openSqlite(file: string, searchGate?: SearchGate): StoreDialect 
   let closed = false;
   let epoch: ReturnType<typeof changeEpochOf> | undefined;
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({
+    dialect: immediateSqliteDialect({
       database: async () => {
         const conn = new SQLite(file);
         // WAL lets readers (the reader pages, `quire accounts list`) run beside a writing server.
