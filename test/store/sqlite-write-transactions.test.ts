@@ -11,7 +11,7 @@ import { dbOf } from "../helpers/store-db.ts";
  * Another connection to the same SQLite file writes between a store transaction's first read and
  * its first write: the statistics writer's process does every half second, a `quire worker` as it
  * claims jobs. Begun deferred, the store's transaction held a snapshot older than that write and
- * SQLite refused its write at once (SQLITE_BUSY, its busy timeout not consulted): the app's
+ * SQLite refused its write at once (SQLITE_BUSY_SNAPSHOT, its busy timeout not consulted): the app's
  * "Approve selected" answered 500 when a statistics batch landed in between. Begun IMMEDIATE, it
  * holds the write lock from its start, so the other connection waits for it instead.
  */

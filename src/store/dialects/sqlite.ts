@@ -36,7 +36,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 /** Kysely's SQLite dialect with ImmediateSqliteDriver. */
-export function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
+function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ImmediateSqliteDriver(config),
