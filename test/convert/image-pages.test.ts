@@ -91,6 +91,24 @@ test("an image without a resolution: 96 dpi up to 2000 px long, else 300 dpi; th
   assert.deepEqual(inches(100, 100, 100_000), [1, 1], "nor does it make a page smaller than 1 in");
 });
 
+test("a small image enlarged to the reading size is smoothed, not drawn in blocks", async () => {
+  await withTempDir(async (dir) => {
+    // A 100 × 68 left-to-right grey ramp (the size of the photo fixture), at the reading width.
+    const ramp = Buffer.alloc(100 * 68);
+    for (let y = 0; y < 68; y++) for (let x = 0; x < 100; x++) ramp[y * 100 + x] = Math.round((x * 255) / 99);
+    const input = join(dir, "ramp.png");
+    await sharp(ramp, { raw: { width: 100, height: 68, channels: 1 } }).png().toFile(input);
+    await imageToPdf(input, "png", join(dir, "ramp.pdf"), LIMITS);
+    execFileSync("pdftoppm", ["-scale-to-x", "1200", "-scale-to-y", "-1", "-png", "-gray", "-singlefile", join(dir, "ramp.pdf"), join(dir, "big")]);
+    const { data, info } = await sharp(join(dir, "big.png")).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+    const row = data.subarray(Math.floor(info.height / 2) * info.width, Math.floor(info.height / 2 + 1) * info.width);
+    // Drawn in blocks, the row holds the ramp's 100 values, each 12 pixels wide: 99 changes of
+    // value. Smoothed, it passes through the grey levels between them (at most 255 changes).
+    const steps = row.reduce((n, v, i) => (i > 0 && v !== row[i - 1] ? n + 1 : n), 0);
+    assert.ok(steps > 200, `${steps} changes of value along 1,200 pixels`);
+  });
+});
+
 test("1-bit WhiteIsZero and 16-bit images become white pages with black text", async () => {
   await withTempDir(async (dir) => {
     const photo = join(FIXTURES, "ocr-phototest-tesseract.tif");

@@ -141,6 +141,7 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     const context = await browser.newContext({ viewport: { width: 1366, height: 850 } });
     try {
       const { page, images } = await opened(context, readerUrl(photo));
+      await page.screenshot({ path: "/tmp/shots-pages-photo-wide.png" }).catch(() => undefined);
       const page1 = images.filter((i) => /\/pages\/w\d+\/1$/.test(i.url) && !i.url.includes("/w200/"));
       assert.ok(page1.length >= 1 && page1.every((i) => i.type === "image/jpeg"), JSON.stringify(images));
       assert.ok((await firstPageState(page)).natural > 0, "page 1 shows");
