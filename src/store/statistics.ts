@@ -238,10 +238,10 @@ export function statisticsRepo(
     }
 
     return db.transaction().execute(async (trx) => {
-      // One batch at a time across processes (readers are read, then written whole): SQLite takes
-      // its write lock with a first write that changes nothing, PostgreSQL a transaction lock.
+      // One batch at a time across processes (readers are read, then written whole): SQLite's
+      // transactions hold the write lock from their start (begun IMMEDIATE, dialects/sqlite.ts),
+      // PostgreSQL takes a transaction lock.
       if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${STATS_LOCK})`.execute(trx);
-      else await sql`update daily_salts set salt = salt where 0 = 1`.execute(trx);
       const readers = new Map<string, ReaderRow>();
       const byDay = new Map<string, string[]>();
       for (const w of wanted.values()) {

@@ -8,10 +8,10 @@
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
 import SQLite from "better-sqlite3";
-import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
+import { CamelCasePlugin, Kysely } from "kysely";
 import type { Database } from "../schema.ts";
 import { statisticsRepo } from "../statistics.ts";
-import { withStatementCache } from "./sqlite.ts";
+import { immediateSqliteDialect, withStatementCache } from "./sqlite.ts";
 import type { StatsAnswer, StatsTask } from "./sqlite-stats-messages.ts";
 
 /** argv: node, thread-boot.mjs, this module, the database file. */
@@ -37,7 +37,8 @@ conn.pragma("foreign_keys = ON");
 conn.pragma("busy_timeout = 5000");
 const nothing = () => undefined;
 const db = new Kysely<Database>({
-  dialect: new SqliteDialect({ database: withStatementCache(conn, { noteWrite: nothing, noteIterationStarted: nothing, noteIterationEnded: nothing }) }),
+  // Its transaction takes the write lock at its start, as the server's do: a batch reads readers, then writes them whole.
+  dialect: immediateSqliteDialect({ database: withStatementCache(conn, { noteWrite: nothing, noteIterationStarted: nothing, noteIterationEnded: nothing }) }),
   plugins: [new CamelCasePlugin()],
 });
 const statistics = statisticsRepo(db, "sqlite");

@@ -35,8 +35,8 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
-/** Kysely's SQLite dialect with ImmediateSqliteDriver. */
-function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
+/** Kysely's SQLite dialect with ImmediateSqliteDriver: every connection that writes the file opens with it (this one, the statistics writer's). */
+export function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ImmediateSqliteDriver(config),
