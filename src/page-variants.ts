@@ -126,7 +126,11 @@ export async function encodeVariant(d: Decoded, format: VariantFormat, webpQuali
  * smudge), and one judgement per page keeps a page's variants alike however they are made.
  */
 async function rendering(master: Buffer, width: number): Promise<Decoded> {
-  const full = await decode(master, PAGE_WIDTHS.read);
+  return atWidth(await decode(master, PAGE_WIDTHS.read), width);
+}
+
+/** The master's full rendering at `width`: itself at its own width (never enlarged), else resized. */
+function atWidth(full: Decoded, width: number): Promise<Decoded> | Decoded {
   return width >= full.width ? full : decodeRaw(full, width);
 }
 
@@ -235,7 +239,7 @@ export function pageVariants(blobs: BlobStore, opts: PageVariantsOptions = {}): 
         // One decode at full size, one class for every width.
         const full = await decode(master, PAGE_WIDTHS.read);
         for (const w of missing) {
-          const d = w >= full.width ? full : await decodeRaw(full, w);
+          const d = await atWidth(full, w);
           await store(blobKeys.pageVariant(blobId, page, w, "webp"), (await encodeVariant(d, "webp")).body);
         }
         return true;
