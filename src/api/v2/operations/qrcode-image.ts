@@ -1,4 +1,3 @@
-import QRCode from "qrcode";
 import { notFound, type V2Operation } from "../v2-operation.ts";
 import { qrCodeKey, readQrCodeToken } from "../v2-qrcode.ts";
 
@@ -15,6 +14,9 @@ export const qrcodeImage: V2Operation = {
     const token = typeof ctx.query.t === "string" ? ctx.query.t : "";
     const url = readQrCodeToken(qrCodeKey(await ctx.deps.store.appSessions.cookieSecret()), token, ctx.now);
     if (url === undefined) throw notFound();
+    // Loaded on the first QR code asked for: its forty modules are no part of any other request,
+    // and every process that loads the API (servers, test files) paid for them at start.
+    const { default: QRCode } = await import("qrcode");
     if (ctx.params.file === "qr.svg") return { bytes: await QRCode.toString(url, { type: "svg", errorCorrectionLevel: "M" }), type: "image/svg+xml" };
     return { bytes: await QRCode.toBuffer(url, { type: "png", errorCorrectionLevel: "M", width: 512 }), type: "image/png" };
   },
