@@ -43,6 +43,7 @@ async function underLoad(perAccount: number, newcomerSlots = 0): Promise<{ secon
   const r = await rig(perAccount, newcomerSlots);
   try {
     await queueHostileLoad(r, 20, 10);
+    await r.startWorker();
     while ((await jobsOf(r, r.hostile.accountId)).running < Math.min(perAccount, SLOTS)) await sleep(50);
     const seconds = await victimSeconds(r);
     const left = await jobsOf(r, r.hostile.accountId);
@@ -85,6 +86,7 @@ export async function benchFairness(): Promise<void> {
   const idle = await rig(1);
   let idleSeconds: number;
   try {
+    await idle.startWorker();
     idleSeconds = await victimSeconds(idle);
   } finally {
     await idle.close();

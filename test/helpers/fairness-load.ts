@@ -18,7 +18,13 @@ import { dbOf } from "./store-db.ts";
  */
 export interface FairnessRig {
   server: TestServer;
-  worker: TestWorker;
+  /**
+   * Starts the conversion worker (the rig starts without one): after queueHostileLoad, so that the
+   * hostile account's whole queue is in place before any of it is converted. Queueing 30 uploads
+   * took seconds on a busy machine, and a worker already running drained a third of the queue
+   * meanwhile, so how full the queue still was when the victim came depended on the machine.
+   */
+  startWorker(): Promise<void>;
   hostile: { client: QuireClient; accountId: number };
   victim: { client: QuireClient; accountId: number };
   /** Base URL of the trickling server: every path answers 200 and one byte per `trickleEveryMs`. */
@@ -31,7 +37,7 @@ export const VICTIM_PDF = join(FIXTURES, "pdf-quartz-firefox-1page.pdf");
 export async function startFairnessRig(workerOpts: TestWorkerOptions, trickleEveryMs = 500): Promise<FairnessRig> {
   const server = await startTestServer({ QUIRE_RATE_PER_SECOND: "0" });
   const trickle = await startTrickleServer(trickleEveryMs);
-  const worker = await startTestWorker(server, { allowPrivate: true, ...workerOpts });
+  let worker: TestWorker | undefined;
   const account = async (name: string) => {
     const c = await createAccount(server.services.store, name);
     const client = new QuireClient({ baseUrl: server.url, apiKey: c.apiKey, apiSecret: c.apiSecret });
@@ -42,12 +48,14 @@ export async function startFairnessRig(workerOpts: TestWorkerOptions, trickleEve
   const victim = await account("victim");
   return {
     server,
-    worker,
+    async startWorker() {
+      worker ??= await startTestWorker(server, { allowPrivate: true, ...workerOpts });
+    },
     hostile,
     victim,
     trickleBase: trickle.base,
     async close() {
-      await worker.stop();
+      await worker?.stop();
       await trickle.close();
       await server.close();
     },

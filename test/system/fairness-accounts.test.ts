@@ -33,6 +33,7 @@ describe("fair claims across accounts", { timeout: 240_000 }, () => {
   test("a second account's PDF reaches A while the first account's queue is still full, through the newcomer slot", async () => {
     const hostileIds = await queueHostileLoad(rig, 20, 10);
     assert.equal(hostileIds.length, 30);
+    await rig.startWorker();
     let maxHostileRunning = 0;
     let victim: string | undefined = undefined;
     // The hostile queue as it was when the victim's job was first seen claimed: fairness is when
