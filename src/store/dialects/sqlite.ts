@@ -2,8 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import {
-  CamelCasePlugin, CompiledQuery, Kysely, sql, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler,
-  type DatabaseConnection, type Dialect, type SqliteDialectConfig,
+  CamelCasePlugin, CompiledQuery, Kysely, sql, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type SqliteDialectConfig,
 } from "kysely";
 import type { Database } from "../schema.ts";
 import type { StoreDialect } from "./dialect.ts";
@@ -36,13 +35,18 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 /** Kysely's SQLite dialect with ImmediateSqliteDriver: every connection that writes the file opens with it (this one, the statistics writer's). */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly config: SqliteDialectConfig) {
+    super(config);
+  }
+
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.config);
+  }
+}
+
 export function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
-  return {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ImmediateSqliteDriver(config),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  };
+  return new ImmediateSqliteDialect(config);
 }
 
 /** What the change epoch needs to hear of the statements this connection runs. */
