@@ -59,8 +59,8 @@ function pageSizes(doc: DocumentRecord): string {
  * Screens of 2.5 device pixels per CSS pixel and more (phones at 3x) are served for 2x: a page
  * 366 CSS px wide takes the 800 px image (2.2 device pixels per CSS pixel) instead of the 1200 px
  * one, at a fraction of its bytes: the first view of a phone on a slow network stays within its
- * time (docs/images.md, "The first view"). reader.js sizeFigure scales by the same cap (2 ÷ the
- * screen's density), so the script confirms the HTML's choice and page 1 is fetched once.
+ * time (docs/images.md, "The first view"). reader.js sizeFigure applies the same numbers, so the
+ * script confirms the HTML's choice and page 1 is fetched once.
  */
 const DENSITY_CAP = { from: 2.5, scale: 0.667 } as const;
 

@@ -62,7 +62,8 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
 
   /** The variant width srcset should give an image shown `cssWidth` px wide on a screen of `dpr`. */
   /** The smallest variant covering the page at the screen's density, served for at most 2x (reader-page.ts DENSITY_CAP). */
-  const expectedWidth = (cssWidth: number, dpr: number) => VARIANT_WIDTHS.find((w) => w >= cssWidth * (dpr >= 2.5 ? 2 : dpr)) ?? VARIANT_WIDTHS.at(-1)!;
+  // From 2.5x the slot counts as 0.667 of its width (reader-page.ts DENSITY_CAP): a 3x screen is served as 2x.
+  const expectedWidth = (cssWidth: number, dpr: number) => VARIANT_WIDTHS.find((w) => w >= cssWidth * (dpr >= 2.5 ? 0.667 * dpr : dpr)) ?? VARIANT_WIDTHS.at(-1)!;
   const firstPageState = (page: Page) =>
     page.evaluate(() => {
       const img = document.querySelector<HTMLImageElement>('.page[data-page="1"] img')!;
@@ -70,12 +71,15 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     });
   const widthOf = (path: string) => Number(/\/pages\/w(\d+)\//.exec(path)?.[1]);
 
-  test("a wide screen and phones at 2x and 3x each ask for page 1 once, at the width their layout and density need (3x served as 2x), in WebP", async () => {
+  test("a wide screen and phones at 2x, 2.625x and 3x each ask for page 1 once, at the width their layout and density need (3x served as 2x), in WebP", async () => {
     const seen: Record<string, number> = {};
     for (const [label, opts] of [
       ["wide", { viewport: { width: 1366, height: 850 }, deviceScaleFactor: 1 }],
       ["phone", { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }],
       ["phone3x", { viewport: { width: 390, height: 844 }, deviceScaleFactor: 3, isMobile: true, hasTouch: true }],
+      // Between 2.5x and 3x the script must scale as the HTML does: here the HTML's slot takes the
+      // 600 px image, and a script scaling by 2 ÷ density asked for the 800 px one as well.
+      ["phone2.6x", { viewport: { width: 360, height: 800 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true }],
     ] as const) {
       const context = await browser.newContext(opts);
       try {

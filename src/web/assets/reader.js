@@ -101,9 +101,11 @@
   function sizeFigure(f, w) {
     f.style.width = `${Math.floor(w)}px`;
     const img = f.querySelector("img");
-    // Served for at most 2x (reader-page.ts DENSITY_CAP): a 3x phone takes the image a 2x one would.
-    const dpr = window.devicePixelRatio || 1;
-    const want = Math.ceil(dpr >= 2.5 ? (w * 2) / dpr : w);
+    // The HTML's cap (reader-page.ts DENSITY_CAP), with its numbers: from 2.5 device pixels per CSS
+    // pixel the slot is taken as 0.667 of its width (a 3x phone takes the image a 2x one would).
+    // Any other factor would make the script choose another image than the HTML between 2.5x and
+    // 3x, and page 1 would be fetched twice.
+    const want = Math.ceil((window.devicePixelRatio || 1) >= 2.5 ? w * 0.667 : w);
     const sizes = `${want}px`;
     // Never smaller than what is shown already: zooming out must not fetch a smaller copy.
     const shown = Number((img.dataset.sizes || "0").replace("px", ""));
