@@ -64,7 +64,7 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps): JobHandler {
         const { pageCount, pages: sizes } = await inspectPdf(pdf, deps.pdfLimits);
         const textLayerIsOurs = type !== "pdf" && conversionRoute(type) !== "image";
         if (deps.fanout && pageCount > deps.fanout.minPages) {
-          await deps.store.pageRanges.fanOut(
+          const split = await deps.store.pageRanges.fanOut(
             {
               documentId: doc.documentId, accountId: doc.accountId, pageCount, textLayerIsOurs, requestId: job.requestId,
               pdfKey: type === "pdf" ? blobKeys.original(doc.blobId) : blobKeys.pdf(doc.blobId),
@@ -72,6 +72,9 @@ export function convertDocumentHandler(deps: ConvertDocumentDeps): JobHandler {
             },
             Date.now(),
           );
+          // Not split: another run split it first, or the record went while we worked, and then the
+          // PDF stored above (after the delete removed the prefix) must not outlive it.
+          if (!split && (await removeIfDeleted(deps, doc))) return "skipped";
           return "success";
         }
         const { text, covers } = await runPageStep(deps, { doc, pdf, sizes, textLayerIsOurs, work, signal });

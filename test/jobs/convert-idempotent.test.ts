@@ -80,4 +80,28 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
     assert.equal(await server.services.store.documents.getForConversion(id), undefined);
     assert.deepEqual(await server.services.blobs.list(blobKeys.prefix(rec.blobId)), []);
   });
+
+  test("a document deleted just before it would be split leaves no files behind", async () => {
+    // Seen in a full run: the 100-slide deck was deleted while LibreOffice finished; its PDF was
+    // stored after the delete, the split found no record, and the job ended as done with the PDF left.
+    const id = await upload("pdf-tcpdf-14pages.pdf");
+    const rec = (await server.services.store.documents.getForConversion(id))!;
+    const handler = convertDocumentHandler({
+      ...deps,
+      fanout: { minPages: 4, rangePages: 4 },
+      store: {
+        ...deps.store,
+        pageRanges: {
+          ...deps.store.pageRanges,
+          fanOut: async (...args: Parameters<typeof deps.store.pageRanges.fanOut>) => {
+            await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
+            return deps.store.pageRanges.fanOut(...args);
+          },
+        },
+      },
+    });
+    assert.equal(await handler.run({ job: await jobFor(id), signal }), "skipped");
+    assert.equal(await server.services.store.pageRanges.getFanout(id), undefined);
+    assert.deepEqual(await server.services.blobs.list(blobKeys.prefix(rec.blobId)), []);
+  });
 });
