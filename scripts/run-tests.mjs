@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { compileForTests, twinOf } from "./compile-tests.mjs";
+import { compileForTests, OUT, twinOf } from "./compile-tests.mjs";
 
 /**
  * The longest files, longest first (wall time in a full run on 2 cores): started first, so that no
@@ -100,7 +100,9 @@ try {
 } catch {
   cgroup = undefined;
 }
-const env = { ...process.env, QUIRE_TEST_CONCURRENCY: concurrency, QUIRE_TEST_TIMES: timesFile, ...(cgroup ? { QUIRE_TEST_CGROUP: cgroup } : {}) };
+// Thread and child entries start from the compiled twins too (src/thread-boot.mjs), not through tsx.
+const twins = viaTsx ? {} : { QUIRE_TEST_TWINS: join(process.cwd(), OUT) };
+const env = { ...process.env, ...twins, QUIRE_TEST_CONCURRENCY: concurrency, QUIRE_TEST_TIMES: timesFile, ...(cgroup ? { QUIRE_TEST_CGROUP: cgroup } : {}) };
 // Under cpu-of-tree.py where Python runs and there is no group: its total counts the orphans that
 // the per-file rusage misses (not those killed with a PID namespace).
 const python = !cgroup && spawnSync("python3", ["-c", "import ctypes"], { stdio: "ignore" }).status === 0;

@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { describe, test } from "node:test";
 import { launch, launcherPid, type LaunchedProgram } from "../../src/convert/launcher.ts";
 import { isAlive } from "../helpers/live-process.ts";
-import { PROJECT_ROOT } from "../helpers/paths.ts";
+import { PROJECT_ROOT, tsEntryArgs } from "../helpers/paths.ts";
 import { until } from "../helpers/poll.ts";
 
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -99,7 +99,7 @@ describe("the converters' launcher", () => {
   });
 
   test("when the process that launched a program is killed, the launcher kills the program and ends", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/launcher-child.ts"], { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, tsEntryArgs("test/helpers/launcher-child.ts"), { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] });
     const [sleeper, launcher] = await new Promise<number[]>((resolve, reject) => {
       child.stdout.on("data", (d: Buffer) => resolve(d.toString().trim().split(" ").map(Number)));
       child.once("exit", () => reject(new Error("the child ended before it launched")));

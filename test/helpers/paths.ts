@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The shared fixtures, used in place (never copied into the project). */
@@ -11,3 +13,18 @@ export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
  * test never runs stale code. Relative to PROJECT_ROOT (spawn with it as cwd).
  */
 export const QUIRE_BIN = "bin/quire.js";
+
+/**
+ * The arguments that make Node run one of the project's TypeScript files as a process of its own
+ * (`path` relative to PROJECT_ROOT): its compiled twin when the test runner compiled the tests
+ * (QUIRE_TEST_TWINS, scripts/run-tests.mjs), else the source through tsx. A crash test restarts
+ * such a child many times; through tsx each start cost about 1.2 s more processor time.
+ */
+export function tsEntryArgs(path: string): string[] {
+  const twins = process.env.QUIRE_TEST_TWINS;
+  if (twins) {
+    const twin = join(twins, path.replace(/\.ts$/, ".js"));
+    if (existsSync(twin)) return [twin];
+  }
+  return ["--import", "tsx", path];
+}

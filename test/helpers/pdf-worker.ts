@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { PROJECT_ROOT } from "./paths.ts";
+import { PROJECT_ROOT, tsEntryArgs } from "./paths.ts";
 import type { TestServer } from "./test-server.ts";
 
 export interface PdfWorker {
@@ -14,7 +14,7 @@ export interface PdfWorker {
  * says otherwise.
  */
 export function startPdfWorker(server: Pick<TestServer, "dataDir">, env: Record<string, string> = {}): PdfWorker {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/pdf-worker-child.ts"], {
+  const child = spawn(process.execPath, tsEntryArgs("test/helpers/pdf-worker-child.ts"), {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
