@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { copyFile, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
@@ -32,10 +32,14 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, body: Readable): Promise<number> {
     const tmp = await this.tempPath();
+    // Opened before the copy, not by the stream: a body failing at once rejected the pipeline
+    // while the stream was still opening its file, which then appeared after the removal below.
+    const file = await open(tmp, "wx");
+    // Counted from here: a listener starts the body flowing, and its errors must meet the pipeline.
     let bytes = 0;
     body.on("data", (chunk: Buffer) => (bytes += chunk.length));
     try {
-      await pipeline(body, createWriteStream(tmp, { flags: "wx" }));
+      await pipeline(body, file.createWriteStream());
       await this.commit(tmp, this.pathOf(key));
       return bytes;
     } catch (err) {
