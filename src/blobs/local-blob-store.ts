@@ -31,6 +31,9 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async put(key: string, body: Readable): Promise<number> {
+    // A body that fails before the copy below starts (a client gone while the file opens) must
+    // not throw its error at the process: the pipeline finds the body failed and rejects.
+    body.on("error", () => undefined);
     const tmp = await this.tempPath();
     // Opened before the copy, not by the stream: a body failing at once rejected the pipeline
     // while the stream was still opening its file, which then appeared after the removal below.

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -173,6 +174,15 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await ctx.leftovers(), []);
       });
     }
+
+    test("a body that fails before its copy starts (a file gone from under it) is a refused write, not a crash", async () => {
+      // A read stream opens its file at once and reports a missing one as an error event: with no
+      // listener yet (the store still making its temporary file), that error ended the process.
+      const gone = createReadStream(join(tmpdir(), `quire-missing-${randomBytes(6).toString("hex")}`));
+      await assert.rejects(ctx.blobs.put("documents/broken/original", gone), { code: "ENOENT" });
+      assert.equal(await ctx.blobs.exists("documents/broken/original"), false);
+      assert.deepEqual(await ctx.leftovers(), []);
+    });
   });
 }
 
