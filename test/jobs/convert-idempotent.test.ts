@@ -58,24 +58,24 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
     assert.deepEqual(await server.services.blobs.list(blobKeys.prefix(first.blobId)), blobs);
   });
 
+  /**
+   * The store, with the document's record deleted just before `repo.method` runs, as a concurrent
+   * delete landing at that moment of the conversion would do.
+   */
+  function storeDeletingBefore<R extends "documents" | "pageRanges">(id: string, repo: R, method: keyof ConvertDeps["store"][R]): ConvertDeps["store"] {
+    const store = deps.store;
+    const original = store[repo][method] as (...args: unknown[]) => Promise<unknown>;
+    const deleting = async (...args: unknown[]) => {
+      await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
+      return original.apply(store[repo], args);
+    };
+    return { ...store, [repo]: { ...store[repo], [method]: deleting } };
+  }
+
   test("a document deleted while it converts is not brought back, and its files do not outlive it", async () => {
     const id = await upload("pdf-tcpdf-14pages.pdf");
     const rec = (await server.services.store.documents.getForConversion(id))!;
-    const handler = convertDocumentHandler({
-      ...deps,
-      // the record disappears between the start of the work and its end, as a concurrent delete would do
-      office: deps.office,
-      store: {
-        ...deps.store,
-        documents: {
-          ...deps.store.documents,
-          markActive: async (...args: Parameters<typeof deps.store.documents.markActive>) => {
-            await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
-            return deps.store.documents.markActive(...args);
-          },
-        },
-      },
-    });
+    const handler = convertDocumentHandler({ ...deps, store: storeDeletingBefore(id, "documents", "markActive") });
     assert.equal(await handler.run({ job: await jobFor(id), signal }), "skipped");
     assert.equal(await server.services.store.documents.getForConversion(id), undefined);
     assert.deepEqual(await server.services.blobs.list(blobKeys.prefix(rec.blobId)), []);
@@ -86,20 +86,7 @@ describe("convert-document handler", { timeout: 120_000 }, () => {
     // stored after the delete, the split found no record, and the job ended as done with the PDF left.
     const id = await upload("pdf-tcpdf-14pages.pdf");
     const rec = (await server.services.store.documents.getForConversion(id))!;
-    const handler = convertDocumentHandler({
-      ...deps,
-      fanout: { minPages: 4, rangePages: 4 },
-      store: {
-        ...deps.store,
-        pageRanges: {
-          ...deps.store.pageRanges,
-          fanOut: async (...args: Parameters<typeof deps.store.pageRanges.fanOut>) => {
-            await dbOf(server.services.store).deleteFrom("documents").where("documentId", "=", id).execute();
-            return deps.store.pageRanges.fanOut(...args);
-          },
-        },
-      },
-    });
+    const handler = convertDocumentHandler({ ...deps, fanout: { minPages: 4, rangePages: 4 }, store: storeDeletingBefore(id, "pageRanges", "fanOut") });
     assert.equal(await handler.run({ job: await jobFor(id), signal }), "skipped");
     assert.equal(await server.services.store.pageRanges.getFanout(id), undefined);
     assert.deepEqual(await server.services.blobs.list(blobKeys.prefix(rec.blobId)), []);
