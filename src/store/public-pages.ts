@@ -18,15 +18,34 @@ export function publicPagesRepo(db: Kysely<Database>) {
       // A v2 draft is never public, not even at its documentId (decisions §14).
       .where("documents.draft", "=", 0);
 
+  /**
+   * A reader's document by its address or its documentId: built and compiled once, since every
+   * public page looks one up and building the query cost about as much as running it (34 µs against
+   * 30). Each is compiled with stand-ins for the owner and the name, replaced at each run; the
+   * other parameters (the draft flag) stay as compiled.
+   */
+  const OWNER = "\u0000owner";
+  const NAME = "\u0000name";
+  const compiledBy = (column: "documents.name" | "documents.documentId") => {
+    const query = documentOf(OWNER).where(column, "=", NAME).compile();
+    if (query.parameters.filter((v) => v === OWNER || v === NAME).length !== 2) throw new Error(`the document query by ${column} must take the owner and the name once each`);
+    return async (username: string, name: string): Promise<DocumentRecord | undefined> => {
+      const parameters = query.parameters.map((v) => (v === OWNER ? username : v === NAME ? name : v));
+      const row = (await db.executeQuery<Parameters<typeof fromRow>[0]>({ ...query, parameters })).rows[0];
+      return row ? fromRow(row) : undefined;
+    };
+  };
+  const byName = compiledBy("documents.name");
+  const byId = compiledBy("documents.documentId");
+
   return {
     async accountByUsername(username: string): Promise<{ id: number; username: string } | undefined> {
       return db.selectFrom("accounts").select(["id", "username"]).where("username", "=", username).executeTakeFirst();
     },
 
     /** A document by its address, whatever its state or access: the caller applies the rules. */
-    async documentByAddress(username: string, name: string): Promise<DocumentRecord | undefined> {
-      const row = await documentOf(username).where("documents.name", "=", name).executeTakeFirst();
-      return row ? fromRow(row) : undefined;
+    documentByAddress(username: string, name: string): Promise<DocumentRecord | undefined> {
+      return byName(username, name);
     },
 
     /** The document that had this name before a rename (issue 26 item 4), if no document has it now. */
@@ -39,9 +58,8 @@ export function publicPagesRepo(db: Kysely<Database>) {
     },
 
     /** A document by its owner and `documentId`: its first address, which stays valid after a name is given. */
-    async documentById(username: string, documentId: string): Promise<DocumentRecord | undefined> {
-      const row = await documentOf(username).where("documents.documentId", "=", documentId).executeTakeFirst();
-      return row ? fromRow(row) : undefined;
+    documentById(username: string, documentId: string): Promise<DocumentRecord | undefined> {
+      return byId(username, documentId);
     },
 
     /** Every public, active document's address for the sitemap, most recently changed first. */
