@@ -92,17 +92,16 @@ function external(root, file) {
     setup(b) {
       b.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === "entry-point") return undefined;
-        if (VENDORED.includes(args.path)) {
-          let rel = relative(dirname(twinOf(root, file)), join(root, OUT, VENDOR_DIR, `${args.path}.js`)).split(sep).join("/");
-          if (!rel.startsWith(".")) rel = `./${rel}`;
-          return { path: rel, external: true };
-        }
+        // From this file's twin to another compiled file, as a relative import.
+        const fromTwin = (to) => {
+          const rel = relative(dirname(twinOf(root, file)), to).split(sep).join("/");
+          return { path: rel.startsWith(".") ? rel : `./${rel}`, external: true };
+        };
+        if (VENDORED.includes(args.path)) return fromTwin(join(root, OUT, VENDOR_DIR, `${args.path}.js`));
         if (!args.path.startsWith("./") && !args.path.startsWith("../")) return { path: args.path, external: true };
         const target = resolve(args.resolveDir, args.path);
         if (!target.endsWith(".ts")) return { path: pathToFileURL(target).href, external: true };
-        let rel = relative(dirname(twinOf(root, file)), twinOf(root, target)).split(sep).join("/");
-        if (!rel.startsWith(".")) rel = `./${rel}`;
-        return { path: rel, external: true };
+        return fromTwin(twinOf(root, target));
       });
     },
   };

@@ -1,6 +1,5 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The shared fixtures, used in place (never copied into the project). */
 export const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
@@ -16,15 +15,11 @@ export const QUIRE_BIN = "bin/quire.js";
 
 /**
  * The arguments that make Node run one of the project's TypeScript files as a process of its own
- * (`path` relative to PROJECT_ROOT): its compiled twin when the test runner compiled the tests
+ * (`path` relative to PROJECT_ROOT): through src/thread-boot.mjs, as the server starts its own
+ * children, which runs the file's compiled twin when the test runner compiled the tests
  * (QUIRE_TEST_TWINS, scripts/run-tests.mjs), else the source through tsx. A crash test restarts
  * such a child many times; through tsx each start cost about 1.2 s more processor time.
  */
 export function tsEntryArgs(path: string): string[] {
-  const twins = process.env.QUIRE_TEST_TWINS;
-  if (twins) {
-    const twin = join(twins, path.replace(/\.ts$/, ".js"));
-    if (existsSync(twin)) return [twin];
-  }
-  return ["--import", "tsx", path];
+  return [join(PROJECT_ROOT, "src/thread-boot.mjs"), pathToFileURL(join(PROJECT_ROOT, path)).href];
 }
