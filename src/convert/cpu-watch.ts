@@ -103,7 +103,7 @@ export function cpuByProcessGroup(wanted: ReadonlySet<number>): Map<number, numb
 function tick(): void {
   const wanted = new Set<number>();
   for (const w of watches) for (const g of w.groups()) wanted.add(g);
-  const cpu = wanted.size > 0 ? cpuByProcessGroup(wanted) : new Map<number, number>();
+  const cpu = cpuByProcessGroup(wanted);
   const now = performance.now();
   for (const w of [...watches]) w.sample(cpu, now);
 }

@@ -60,9 +60,11 @@ describe("page images in a real browser", { timeout: 240_000 }, () => {
     return { page, images };
   }
 
-  /** The variant width srcset should give an image shown `cssWidth` px wide on a screen of `dpr`. */
-  /** The smallest variant covering the page at the screen's density, served for at most 2x (reader-page.ts DENSITY_CAP). */
-  // From 2.5x the slot counts as 0.667 of its width (reader-page.ts DENSITY_CAP): a 3x screen is served as 2x.
+  /**
+   * The variant width srcset should give an image shown `cssWidth` px wide on a screen of `dpr`: the
+   * smallest covering the page at the screen's density, where from 2.5x the slot counts as 0.667 of
+   * its width (reader-page.ts DENSITY_CAP): a 3x screen is served as 2x.
+   */
   const expectedWidth = (cssWidth: number, dpr: number) => VARIANT_WIDTHS.find((w) => w >= cssWidth * (dpr >= 2.5 ? 0.667 * dpr : dpr)) ?? VARIANT_WIDTHS.at(-1)!;
   const firstPageState = (page: Page) =>
     page.evaluate(() => {
