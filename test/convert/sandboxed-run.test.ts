@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { configureStallWindow } from "../../src/convert/cpu-watch.ts";
 import { runSandboxed } from "../../src/convert/sandboxed-run.ts";
 import { NO_SANDBOX, sandboxView } from "../../src/convert/sandbox.ts";
@@ -8,8 +8,16 @@ import { NO_SANDBOX, sandboxView } from "../../src/convert/sandbox.ts";
 // Unconfined (prlimit only): what is tested is the runner's timing, not the sandbox.
 const command = (script: string) => sandboxView({ addressSpaceBytes: 1024 ** 3 }, NO_SANDBOX).command("/bin/sh", ["-c", script]);
 
-/** About 0.25 s of one core's time in dash, whatever the clock says. */
+/** A fixed amount of work for one core in dash: 0.25 s of its time on one machine, 0.65 s on another. */
 const BURN = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+
+/** The processor time BURN takes on this machine, in ms: the shell's own, read from /proc at its end. */
+function burnCpuMs(): number {
+  const out = spawnSync("sh", ["-c", `${BURN}; cat /proc/$$/stat`], { encoding: "utf8" }).stdout;
+  // utime and stime, fields 14 and 15 of stat(5) (11 and 12 after the name and state), in ticks of 10 ms.
+  const fields = out.slice(out.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 // A short window, so that the stalls below are seen within a second (QUIRE_CONVERTER_STALL_SECONDS).
 configureStallWindow(1000);
@@ -50,14 +58,18 @@ describe("runSandboxed, judged by processor time", () => {
 
   test("a program starved by processor-burning processes on its core is never judged too slow when its own time is within the limit", async () => {
     // The program and three burners share core 0, each in a session of its own (the scheduler shares
-    // a core between sessions first): the program gets about a quarter of it, so its 0.75 s of work
-    // takes about 3 s on the clock, past a 2 s wall-clock limit but well within 2 s of its own time.
-    // A machine busier still may hold it back past the wall allowance: then it is starved (retried),
-    // still never too slow, since it used under half its limit (or, given no time at all for a whole
-    // stall window, stalled: retried as well).
+    // a core between sessions first): the program gets about a quarter of it, so its work (three
+    // BURNs, 0.75 s of its own time on a machine where a BURN takes 0.25 s) takes about four times
+    // that on the clock, past the limit (2 s there) but well within the limit of its own time. The
+    // limit is set from what a BURN costs on this machine (its work 40% of the limit, under the half
+    // that would make it too slow): with a fixed 2 s, a machine where a BURN takes 0.65 s ran out of
+    // it on work alone. A machine busier still may hold it back past the wall allowance: then it is
+    // starved (retried), still never too slow, since it used under half its limit (or, given no time
+    // at all for a whole stall window, stalled: retried as well).
+    const timeoutMs = Math.max(2000, Math.ceil(burnCpuMs() * 3 * 2.5));
     const burners: ChildProcess[] = [0, 1, 2].map(() => spawn("taskset", ["-c", "0", "sh", "-c", "while :; do :; done"], { stdio: "ignore", detached: true }));
     try {
-      const run = await runSandboxed(command(`taskset -c 0 sh -c '${BURN}; ${BURN}; ${BURN}; echo done'`), { timeoutMs: 2000 });
+      const run = await runSandboxed(command(`taskset -c 0 sh -c '${BURN}; ${BURN}; ${BURN}; echo done'`), { timeoutMs });
       assert.ok(run.kind === "exited" || run.kind === "stalled", JSON.stringify(run));
       if (run.kind === "exited") assert.equal(run.stdout.trim(), "done");
     } finally {
