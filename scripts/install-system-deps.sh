@@ -2,7 +2,7 @@
 # One-time system set-up for Quire on Debian/Ubuntu: LibreOffice (headless, no GUI: Writer, Impress,
 # Calc for spreadsheets, Draw for drawings), fonts for faithful conversion, poppler-utils, Tesseract
 # with its language data (OCR of pages without text), bubblewrap (the converters' sandbox), and
-# Chromium for the browser tests.
+# Chromium for the browser tests (its headless shell, which they run, and the full browser).
 # Idempotent: packages already present are left alone, and apt is only called when something is missing.
 set -euo pipefail
 
@@ -29,6 +29,7 @@ packages=(
   fonts-noto-core
   fonts-noto-cjk
   chromium
+  chromium-headless-shell
 )
 
 missing=()
