@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
+import { rawHttp } from "../helpers/api-client.ts";
 import { seedDoc } from "../helpers/api-seed.ts";
 import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -15,13 +16,12 @@ import { dbOf } from "../helpers/store-db.ts";
  * half-written, and the next post works once the fault is gone.
  */
 
+/** A form posted as a browser would, through the client's raw hatch (a connection each: no pool to outlast). */
 async function post(server: TestServer, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": "hostile", ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
-  return { status: res.status, body: await res.text() };
+  const body = new URLSearchParams(fields).toString();
+  const all = { "content-type": "application/x-www-form-urlencoded", "user-agent": "hostile", ...headers, "content-length": String(Buffer.byteLength(body)) };
+  const res = await rawHttp(server.url, { method: "POST", path, headers: Object.entries(all), body });
+  return { status: res.status, body: res.body };
 }
 
 const countRows = async (server: TestServer, table: "documentComments" | "documentRatings") =>
