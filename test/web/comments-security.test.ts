@@ -16,7 +16,7 @@ import { dbOf } from "../helpers/store-db.ts";
  * half-written, and the next post works once the fault is gone.
  */
 
-/** A form posted as a browser would, through the client's raw hatch (a connection each: no pool to outlast). */
+/** A form posted as a browser would, through the client's raw hatch: a connection each, half the processor time fetch took over the flood. */
 async function post(server: TestServer, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   const body = new URLSearchParams(fields).toString();
   const all = { "content-type": "application/x-www-form-urlencoded", "user-agent": "hostile", ...headers, "content-length": String(Buffer.byteLength(body)) };
