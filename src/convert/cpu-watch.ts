@@ -50,9 +50,11 @@ export interface CpuWatch {
 
 let defaultStallMs = 30_000;
 
-/** Set once by the worker from QUIRE_CONVERTER_STALL_SECONDS; every later watch uses it. */
-export function configureStallWindow(ms: number): void {
+/** Set once by the worker from QUIRE_CONVERTER_STALL_SECONDS; every later watch uses it. Answers the window it replaces. */
+export function configureStallWindow(ms: number): number {
+  const was = defaultStallMs;
   defaultStallMs = ms;
+  return was;
 }
 
 interface Watch {
