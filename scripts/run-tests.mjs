@@ -1,54 +1,83 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with Node's own runner, through test-files.mjs so that the
-// files start in the order chosen here; they run in parallel processes, two more at a time than
-// the machine has cores (QUIRE_TEST_CONCURRENCY sets another number). The TypeScript is compiled once first (compile-tests.mjs) and the
+// files start in the order chosen here; the heavy files each in a process of their own (ALONE), the
+// others in groups of files that share one process; the processes run in parallel, two more at a
+// time than the machine has cores (QUIRE_TEST_CONCURRENCY sets another number). The TypeScript is compiled once first (compile-tests.mjs) and the
 // files run as plain JavaScript; QUIRE_TEST_TSX=1 runs them through tsx instead. Prints each
 // file's wall and CPU time at the end (the spec reporter only times tests and suites).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 import { compileForTests, OUT, twinOf } from "./compile-tests.mjs";
 
+/** Files a group holds at most; QUIRE_TEST_GROUP_SIZE=1 runs every file in a process of its own. */
+const GROUP_SIZE = Math.max(1, Math.floor(Number(process.env.QUIRE_TEST_GROUP_SIZE)) || 10);
+const GROUPS_DIR = ".tmp/test-groups";
+/** How many of ALONE start before the rest of the run is dealt in turn. */
+const LONGEST = 30;
 /**
- * The longest files, longest first (wall time in a full run on 2 cores): started first, so that no
- * long one runs on alone at the end while the other core idles. Every other file follows in name
- * order. A path missing here is harmless; refresh the list from the times a full run prints.
+ * Files that run in a process of their own, longest first (wall time in a full run on 2 cores, 28
+ * November): the browser, conversion, crash and load files, any other that cost about 10 CPU-s or
+ * took 25 s or more in a full run, and office-sandbox, which sets process.env for its process.
+ * Every other file runs in a group (writeGroups): a file that starts a server pays about 1.7 CPU-s
+ * before its first assertion (loading some 580 modules, the first server's warm-up, its statistics
+ * writer), which a group pays once. Side by side on 2 cores (28 November): the 85 lightest files
+ * took 199-210 CPU-s one to a process and 110-118 in groups of 10; the 24 next, 179 and 145-155.
+ * A path missing here is harmless; refresh the list from the times a full run prints.
+ * The longest start first, so that no long one runs on alone at the end while the other core idles.
  * The three that convert most (pipeline-e2e, database-outage, cluster) are kept apart: started
  * together, on a slow day each waited out its time limit behind the others' LibreOffice and
  * Tesseract (one-page conversions took 8-13 s instead of about 1 s).
  */
-const LONGEST_FIRST = [
+const ALONE = [
   "test/system/pipeline-e2e.test.ts",
-  "test/web/reader-browser.test.ts",
-  "test/convert/office-to-pdf.test.ts",
-  "test/web/statistics-counting.test.ts",
-  "test/web/app-browser.test.ts",
-  "test/jobs/converter-stall.test.ts",
-  "test/web/comments-browser.test.ts",
-  "test/web/comments-security.test.ts",
-  "test/system/hostile-files.test.ts",
-  "test/convert/office-macros.test.ts",
-  "test/system/crash-worker-conversions.test.ts",
-  "test/system/database-outage.test.ts",
-  "test/system/pipeline-url.test.ts",
   "test/cli/start.test.ts",
-  "test/system/fanout-crash.test.ts",
-  "test/system/fuzz-upload-truncation.test.ts",
-  "test/system/architecture-boundaries.test.ts",
-  "test/web/app-folders-browser.test.ts",
-  "test/system/fuzz-api-requests.test.ts",
-  "test/web/app-upload-browser.test.ts",
+  "test/web/reader-browser.test.ts",
+  "test/api/replace-file.test.ts",
+  "test/web/app-ux-browser.test.ts",
+  "test/web/comments-security.test.ts",
+  "test/jobs/page-variants.test.ts",
+  "test/system/hostile-files.test.ts",
+  "test/jobs/converter-stall.test.ts",
   "test/cli/commands.test.ts",
+  "test/web/app-browser.test.ts",
+  "test/system/database-outage.test.ts",
+  "test/system/fuzz-upload-truncation.test.ts",
+  "test/web/reader-layout-browser.test.ts",
+  "test/system/crash-worker-conversions.test.ts",
   "test/convert/pdf-pages.test.ts",
-  "test/system/fairness-accounts.test.ts",
-  "test/system/compose-example.test.ts",
-  "test/api/documents-delete.test.ts",
-  "test/jobs/worker.test.ts",
-  "test/system/load-concurrent-uploads.test.ts",
-  "test/jobs/worker-sandbox.test.ts",
+  "test/convert/office-to-pdf.test.ts",
+  "test/system/architecture-boundaries.test.ts",
+  "test/system/fuzz-api-requests.test.ts",
+  "test/api/v2-clients.test.ts",
+  "test/api/v2-v1.test.ts",
+  "test/system/pipeline-url.test.ts",
   "test/web/large-text.test.ts",
+  "test/web/page-images-browser.test.ts",
+  "test/system/fanout-crash.test.ts",
   "test/system/cluster.test.ts",
+  "test/web/statistics-counting.test.ts",
+  "test/convert/office-macros.test.ts",
+  "test/web/links-browser.test.ts",
+  "test/system/fairness-accounts.test.ts",
+  "test/web/comments-browser.test.ts",
+  "test/system/odd-images.test.ts",
+  "test/web/links-names-explicit.test.ts",
+  "test/convert/ocr.test.ts",
+  "test/web/statistics-browser.test.ts",
+  "test/web/app-upload-browser.test.ts",
+  "test/web/replace-browser.test.ts",
+  "test/web/public-folders.test.ts",
+  "test/system/disk-full.test.ts",
+  "test/web/csp-browser.test.ts",
+  "test/system/compose-example.test.ts",
+  "test/web/app-folders-browser.test.ts",
+  "test/system/crash-server-uploads.test.ts",
+  "test/convert/sandboxed-run.test.ts",
+  "test/jobs/worker-sandbox.test.ts",
+  "test/convert/office-sandbox.test.ts",
 ];
 
 const filter = process.argv.slice(2);
@@ -61,19 +90,25 @@ const walk = (dir) => {
   }
 };
 walk("test");
-const rank = (f) => (LONGEST_FIRST.includes(f) ? LONGEST_FIRST.indexOf(f) : LONGEST_FIRST.length);
-files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+const alone = files.filter((f) => ALONE.includes(f)).sort((a, b) => ALONE.indexOf(a) - ALONE.indexOf(b));
+const grouped = files.filter((f) => !ALONE.includes(f)).sort();
+if (GROUP_SIZE === 1) alone.push(...grouped.splice(0));
 
 const viaTsx = process.env.QUIRE_TEST_TSX === "1";
-let run = files;
+let twin = (f) => f;
 let loader = ["--import", "tsx"];
 if (!viaTsx) {
   const t = Date.now();
   const { compiled } = await compileForTests(process.cwd());
   console.log(`compiled ${compiled} changed TypeScript files in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  run = files.map((f) => relative(process.cwd(), twinOf(process.cwd(), join(process.cwd(), f))));
+  twin = (f) => relative(process.cwd(), twinOf(process.cwd(), join(process.cwd(), f)));
   loader = [];
 }
+const groups = writeGroups(grouped, twin);
+// The longest files first; then the other files alone and the groups in turn, so that light and
+// heavy processes share the machine through the run as before the groups were made (the groups
+// all at the end left the heavy files to compete with each other for the first nine tenths of it).
+const run = [...alone.slice(0, LONGEST).map(twin), ...inTurn(alone.slice(LONGEST).map(twin), [...groups.keys()])];
 
 // Two more files than cores: many files spend part of their time waiting (a 30 s database outage,
 // a converter's time limit, PostgreSQL, a browser), and with one more than cores the machine's
@@ -139,8 +174,11 @@ times.sort((a, b) => b[0] - a[0]);
 const shown = process.env.QUIRE_TEST_TIMES_ALL === "1" ? times : times.slice(0, 20);
 const cpuTotal = times.reduce((sum, t) => sum + t[1], 0);
 const counted = cgroup ? "every process each file started" : "each file's processes and the children they reaped";
-console.log(`\nwall and CPU time of the longest test files (${times.length} timed, ${files.length} run, ${concurrency} at a time; CPU of ${counted}):`);
-for (const [s, cpu, f] of shown) console.log(`${s.toFixed(1).padStart(8)} s ${cpu.toFixed(1).padStart(8)} s CPU  ${f}`);
+console.log(`\nwall and CPU time of the longest test files (${files.length} files in ${run.length} processes: ${alone.length} alone, ${grouped.length} in ${groups.size} groups of about ${GROUP_SIZE}; ${times.length} timed, ${concurrency} at a time; CPU of ${counted}):`);
+for (const [s, cpu, f] of shown) {
+  const members = groups.get(f);
+  console.log(`${s.toFixed(1).padStart(8)} s ${cpu.toFixed(1).padStart(8)} s CPU  ${members ? `${f}: ${members.join(", ")}` : f}`);
+}
 console.log(`${wall.toFixed(1).padStart(8)} s ${cpuTotal.toFixed(1).padStart(8)} s CPU  in all`);
 // The run's group, or cpu-of-tree.py's count: the runner and the compile too.
 if (tree) console.log(`${"".padStart(10)} ${tree.cpu.toFixed(1).padStart(8)} s CPU  in all, every process of the run${tree.left > 0 ? ` (${tree.left} still running at the end)` : ""}`);
@@ -174,4 +212,45 @@ function removeGroups(parent) {
   } catch {
     // a group left above
   }
+}
+
+/**
+ * Deals `files` in turn into groups of about GROUP_SIZE (each a mix of the directories, so that
+ * the groups cost about the same), and writes each group's entry under GROUPS_DIR: one process
+ * that imports its files one after the other, each inside a suite named for it, so that a file's
+ * top-level hooks stay its own (`before` runs before its own tests, `after` after them, as in a
+ * process of its own) and its tests run after the previous file's. Its modules are evaluated
+ * when the group starts, before its first file's tests. (Node 22's `--test-isolation=none` runs
+ * files in one process; Node 20 has no such option.) Answers each entry's path with its files.
+ */
+function writeGroups(files, twin) {
+  rmSync(GROUPS_DIR, { recursive: true, force: true });
+  mkdirSync(GROUPS_DIR, { recursive: true });
+  const count = Math.ceil(files.length / GROUP_SIZE);
+  const dealt = Array.from({ length: count }, () => []);
+  files.forEach((f, i) => dealt[i % count].push(f));
+  const groups = new Map();
+  dealt.forEach((members, i) => {
+    const entry = join(GROUPS_DIR, `group-${i + 1}.test.mjs`);
+    const imports = members.map((f) => [f, pathToFileURL(join(process.cwd(), twin(f))).href]);
+    writeFileSync(entry, [
+      "// Written by scripts/run-tests.mjs: test files run one after the other in this process.",
+      'import { describe } from "node:test";',
+      `for (const [file, url] of ${JSON.stringify(imports)}) describe(file, async () => { await import(url); });`,
+      "",
+    ].join("\n"));
+    groups.set(entry, members);
+  });
+  return groups;
+}
+
+/** `a` and `b` dealt in turn, spread evenly: [a0, b0, a1, a2, b1, ...] when `a` is the longer. */
+function inTurn(a, b) {
+  const out = [];
+  let j = 0;
+  a.forEach((x, i) => {
+    out.push(x);
+    while (j < b.length && (j + 1) / (b.length + 1) <= (i + 1) / a.length) out.push(b[j++]);
+  });
+  return [...out, ...b.slice(j)];
 }

@@ -43,7 +43,8 @@ const out = process.env.QUIRE_TEST_TIMES;
 const file = process.argv[1];
 // A compiled twin (compile-tests.mjs) is named as its source.
 const named = file && relative(process.cwd(), file).replace(/^\.tmp\/test-js\/(.*)\.js$/, "$1.ts");
-if (out && named?.endsWith(".test.ts")) {
+// A group of files (run-tests.mjs writes them) is timed as one.
+if (out && (named?.endsWith(".test.ts") || named?.endsWith(".test.mjs"))) {
   const group = ownGroup(process.env.QUIRE_TEST_CGROUP);
   const before = group ? cpuMs() : 0;
   process.once("exit", () => {
