@@ -19,8 +19,8 @@ const GROUPS_DIR = ".tmp/test-groups";
 const LONGEST = 30;
 /**
  * Files that run in a process of their own, longest first (wall time in a full run on 2 cores, 28
- * November): the browser, conversion, crash and load files, any other that cost about 10 CPU-s or
- * took 25 s or more in a full run, and office-sandbox, which sets process.env for its process.
+ * November): the heavy ones (browsers, conversions, most crash and fuzz tests: about 10 CPU-s or
+ * 25 s or more in a full run), and office-sandbox, which sets process.env for its whole process.
  * Every other file runs in a group (writeGroups): a file that starts a server pays about 1.7 CPU-s
  * before its first assertion (loading some 580 modules, the first server's warm-up, its statistics
  * writer), which a group pays once. Side by side on 2 cores (28 November): the 85 lightest files
