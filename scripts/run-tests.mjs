@@ -2,9 +2,10 @@
 // Runs every test file under test/ with Node's own runner, through test-files.mjs so that the
 // files start in the order chosen here; the heavy files each in a process of their own (ALONE), the
 // others in groups of files that share one process; the processes run in parallel, two more at a
-// time than the machine has cores (QUIRE_TEST_CONCURRENCY sets another number). The TypeScript is compiled once first (compile-tests.mjs) and the
-// files run as plain JavaScript; QUIRE_TEST_TSX=1 runs them through tsx instead. Prints each
-// file's wall and CPU time at the end (the spec reporter only times tests and suites).
+// time than the machine has cores (QUIRE_TEST_CONCURRENCY sets another number). The TypeScript is
+// compiled once first (compile-tests.mjs) and the files run as plain JavaScript; QUIRE_TEST_TSX=1
+// runs them through tsx instead. Prints each file's (or group's) wall and CPU time at the end (the
+// spec reporter only times tests and suites).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
