@@ -218,7 +218,13 @@ class FetchRun {
       file.end();
       await finished(file);
     } finally {
-      file.destroy();
+      // Closed before the caller removes the file: an open still under way (a busy thread pool, a
+      // slow disk) would otherwise create it after the removal.
+      if (!file.closed) {
+        const closed = new Promise<void>((resolve) => file.once("close", () => resolve())); // after an error too, which the listener above reports
+        file.destroy();
+        await closed;
+      }
     }
     return size;
   }

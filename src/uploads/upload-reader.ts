@@ -167,11 +167,20 @@ export function readUpload(req: IncomingMessage, params: FieldSink, opts: Upload
         aborted.signal.throwIfAborted();
         // Counted by the writer: a listener on the file stream would start it flowing before we are ready.
         const out = createWriteStream(spoolPath, { flags: "wx" });
+        // A failed pipeline does not wait for the file's open: removed before that ends, the spool
+        // file would be created after its removal (a refusal of the first chunk while the disk is slow).
+        const closed = new Promise<void>((resolve) => out.once("close", () => resolve()));
         piped = true;
         const hash = opts.digest ? createHash(opts.digest) : undefined;
         const stages: Transform[] = [...(meter ? [metered(meter)] : []), ...(hash ? [hashing(hash)] : [])];
-        if (stages.length === 0) await pipeline(stream, out, { signal: aborted.signal });
-        else await pipeline([stream, ...stages, out], { signal: aborted.signal });
+        try {
+          if (stages.length === 0) await pipeline(stream, out, { signal: aborted.signal });
+          else await pipeline([stream, ...stages, out], { signal: aborted.signal });
+        } catch (err) {
+          out.destroy();
+          await closed;
+          throw err;
+        }
         return { path: spoolPath, size: out.bytesWritten, fileName, ...(hash ? { sha256: hash.digest("hex") } : {}) };
       })();
       spooled.catch(fail);

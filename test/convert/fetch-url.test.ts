@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { subscribe } from "node:diagnostics_channel";
-import { existsSync } from "node:fs";
+import fs, { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -236,6 +236,30 @@ describe("fetchToFile: failures", () => {
 
   test("a body over maxBytes is cut and leaves no file", GUARD, async () => {
     await fails(server.url("/big-chunked"), { ...OPTS, maxBytes: 1000 }, /^The file is larger than 1000 bytes\.$/, false);
+  });
+
+  test("a body cut while the disk is still opening the file leaves no file, then or later", GUARD, async () => {
+    // A busy thread pool or a slow disk: the file's open ends after the body has been cut. Its
+    // removal must wait for it, or the open creates the file after the removal (seen in a full run).
+    const realOpen = fs.open;
+    let opened!: () => void;
+    const openDone = new Promise<void>((r) => (opened = r));
+    fs.open = ((...args: unknown[]) => {
+      const callback = args.pop() as (...a: unknown[]) => void;
+      setTimeout(() => (realOpen as (...a: unknown[]) => void)(...args, (...result: unknown[]) => {
+        callback(...result);
+        opened();
+      }), 100);
+    }) as typeof fs.open;
+    try {
+      const path = dest();
+      await assertFetchFails(fetchToFile(server.url("/big-chunked"), path, { ...OPTS, maxBytes: 1000 }), path, /larger than 1000 bytes/, false);
+      await openDone;
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(existsSync(path), false, "no file appears once the open has ended");
+    } finally {
+      fs.open = realOpen;
+    }
   });
 
   test("Content-Length over maxBytes is refused before the body", GUARD, async () => {
