@@ -144,7 +144,11 @@ describe("keys and secrets never reach the log", () => {
       await postMultipart(`${proc.url}/upload/1_0`, [...fields(signed({ action: "svc.document.upload" })), fileField(Buffer.from("%PDF-1.4\n%%EOF\n"), "a.pdf")]);
       await postMultipart(`${proc.url}/upload/1_0`, [...fields(signed({ action: "svc.document.upload" })), fileField(Buffer.from("not a document"), "a.pdf")]);
       await rawHttp(proc.url, { method: "GET", path: `/1_0?apiKey=${account.apiKey}&x=%ZZ%`, headers: [["Authorization", account.apiSecret]] });
-      await new Promise((r) => setTimeout(r, 300)); // pino writes asynchronously
+      // Everything it logged, read once it has stopped (a graceful stop flushes pino's asynchronous
+      // writes): a fixed 300 ms wait for them saw no request line on a busy machine.
+      const closed = new Promise((r) => proc.child.stdout!.once("close", r));
+      await proc.kill("SIGTERM");
+      await closed;
       const log = proc.output();
       assert.match(log, /"level":10|"level":20|"level":30/, "the server did log the requests");
       assert.ok(log.includes("/1_0"), "request lines are logged (by path)");
