@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
@@ -9,6 +8,7 @@ import { after, before, test } from "node:test";
 import { readUpload } from "../../src/uploads/upload-reader.ts";
 import { QuireError } from "../../src/domain/errors.ts";
 import { newBoundary, partHead } from "../helpers/multipart.ts";
+import { delayFsOpen } from "../helpers/slow-open.ts";
 
 /**
  * The spool file of an upload the client leaves, when the disk is slow to open it: the removal
@@ -47,38 +47,26 @@ for (const [what, path, leaves] of [
   ["a client that leaves", "/upload", true],
   ["an upload its meter refuses", "/refused", false],
 ] as const) {
-test(`${what} while the disk is still opening the spool file leaves no file, then or later`, async () => {
-  const realOpen = fs.open;
-  let opened!: () => void;
-  const openDone = new Promise<void>((r) => (opened = r));
-  let began!: () => void;
-  const openBegan = new Promise<void>((r) => (began = r));
-  fs.open = ((...args: unknown[]) => {
-    const callback = args.pop() as (...a: unknown[]) => void;
-    began();
-    setTimeout(() => (realOpen as (...a: unknown[]) => void)(...args, (...result: unknown[]) => {
-      callback(...result);
-      opened();
-    }), 200);
-  }) as typeof fs.open;
-  try {
-    const boundary = newBoundary();
-    const head = partHead(boundary, { name: "file", filename: "a.pdf" });
-    const socket = connect(port, "127.0.0.1");
-    socket.on("error", () => undefined);
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n`,
-    );
-    socket.write(Buffer.concat([head, Buffer.from("%PDF-1.4\n"), Buffer.alloc(4096)]));
-    await openBegan;
-    if (leaves) socket.destroy();
-    await Promise.all(settled);
-    await openDone;
-    await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(await readdir(dir), [], "no spool file once the open has ended");
-    socket.destroy();
-  } finally {
-    fs.open = realOpen;
-  }
-});
+  test(`${what} while the disk is still opening the spool file leaves no file, then or later`, async () => {
+    const slow = delayFsOpen(200);
+    try {
+      const boundary = newBoundary();
+      const head = partHead(boundary, { name: "file", filename: "a.pdf" });
+      const socket = connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 100000\r\n\r\n`,
+      );
+      socket.write(Buffer.concat([head, Buffer.from("%PDF-1.4\n"), Buffer.alloc(4096)]));
+      await slow.began;
+      if (leaves) socket.destroy();
+      await Promise.all(settled);
+      await slow.opened;
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await readdir(dir), [], "no spool file once the open has ended");
+      socket.destroy();
+    } finally {
+      slow.restore();
+    }
+  });
 }

@@ -147,7 +147,7 @@ test("a `quire worker` process loads nothing of the HTTP API, the web pages or F
 test("the compiled build runs every command without TypeScript: help, accounts, serve with its assets", { timeout: 180_000 }, async () => {
   // The dist/ that `npm ci` built (its prepare script runs scripts/build.mjs) when it is the build
   // of these sources, as `quire` itself judges (bin/compiled.js): in CI and in a fresh checkout the
-  // build is then not paid twice (about 15 s of processor time). Else a build of its own, beside the
+  // build is then not paid twice (about 12 s of processor time). Else a build of its own, beside the
   // project (packages resolve from its node_modules), not over dist/, which other tests may be running.
   const compiled = compiledEntry(PROJECT_ROOT);
   let out = dirname(dirname(compiled.entry));

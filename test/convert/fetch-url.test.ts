@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { subscribe } from "node:diagnostics_channel";
-import fs, { existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -13,6 +13,7 @@ import { classifyAddress, isPublicAddress } from "../../src/convert/address-poli
 import { ConversionError } from "../../src/convert/conversion-error.ts";
 import { fetchToFile } from "../../src/convert/fetch-url.ts";
 import type { FetchOptions } from "../../src/convert/fetch-url.ts";
+import { delayFsOpen } from "../helpers/slow-open.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 interface TestServer { port: number; url(path: string): string; connections: number; requests: IncomingMessage[]; close(): Promise<void> }
@@ -241,24 +242,15 @@ describe("fetchToFile: failures", () => {
   test("a body cut while the disk is still opening the file leaves no file, then or later", GUARD, async () => {
     // A busy thread pool or a slow disk: the file's open ends after the body has been cut. Its
     // removal must wait for it, or the open creates the file after the removal (seen in a full run).
-    const realOpen = fs.open;
-    let opened!: () => void;
-    const openDone = new Promise<void>((r) => (opened = r));
-    fs.open = ((...args: unknown[]) => {
-      const callback = args.pop() as (...a: unknown[]) => void;
-      setTimeout(() => (realOpen as (...a: unknown[]) => void)(...args, (...result: unknown[]) => {
-        callback(...result);
-        opened();
-      }), 100);
-    }) as typeof fs.open;
+    const slow = delayFsOpen(100);
     try {
       const path = dest();
       await assertFetchFails(fetchToFile(server.url("/big-chunked"), path, { ...OPTS, maxBytes: 1000 }), path, /larger than 1000 bytes/, false);
-      await openDone;
+      await slow.opened;
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(existsSync(path), false, "no file appears once the open has ended");
     } finally {
-      fs.open = realOpen;
+      slow.restore();
     }
   });
 
