@@ -119,7 +119,7 @@ describe("a server bounding file-first bodies at 2 MiB per address and 3 MiB in 
     const declaredLength = fileFirstLength(MiB, BOGUS);
     const uploads = addresses.map((localAddress) => fileFirstUpload(uploadUrl(), { localAddress, declaredLength }));
     let answers: Array<{ status: number; text: string }>;
-    let whole = 0;
+    let whole: number;
     try {
       await Promise.all(uploads.map((u) => u.writeFile(MiB)));
       // What it saw counts too: on a busy machine the watcher's samples can miss the moment.
