@@ -12,7 +12,7 @@ import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { parse } from "yaml";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { loadConfig } from "../../src/config.ts";
-import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
+import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
 import { sample } from "../helpers/metrics-text.ts";
 import { FIXTURES, PROJECT_ROOT } from "../helpers/paths.ts";
 import { until } from "../helpers/poll.ts";
@@ -206,7 +206,7 @@ function freePort(): Promise<number> {
 
 before(async () => {
   if (skip) return;
-  await adminQuery(`create database ${dbName}`);
+  await createDatabase(dbName);
   dbCreated = true;
   dir = await mkdtemp(join(tmpdir(), "quire-compose-"));
 });
