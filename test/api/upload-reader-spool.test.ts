@@ -11,9 +11,12 @@ import { newBoundary, partHead } from "../helpers/multipart.ts";
 import { delayFsOpen } from "../helpers/slow-open.ts";
 
 /**
- * The spool file of an upload the client leaves, when the disk is slow to open it: the removal
- * waits for the open. Removed before the open had ended, the file was created after its removal
- * and stayed (seen with fetched files in a full run on a busy machine: src/convert/fetch-url.ts).
+ * The spool file of an upload that fails while the disk is still opening it: the client leaving,
+ * or the meter refusing the first chunk (the disk guard's, in production). Its removal must wait
+ * for the open: removed before the open had ended, the file was created after its removal and
+ * stayed. The refused upload did so before the fix (stream.pipeline rejects without waiting for
+ * the destination's open); the same was seen with fetched files in a full run on a busy machine
+ * (src/convert/fetch-url.ts).
  */
 let dir: string;
 let server: Server;
