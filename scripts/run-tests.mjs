@@ -16,8 +16,6 @@ import { compileForTests, OUT, twinOf } from "./compile-tests.mjs";
 /** Files a group holds at most; QUIRE_TEST_GROUP_SIZE=1 runs every file in a process of its own. */
 const GROUP_SIZE = Math.max(1, Math.floor(Number(process.env.QUIRE_TEST_GROUP_SIZE)) || 10);
 const GROUPS_DIR = ".tmp/test-groups";
-/** How many of ALONE start before the rest of the run is dealt in turn. */
-const LONGEST = 30;
 /**
  * Files that run in a process of their own, longest first (wall time in a full run on 2 cores, 28
  * November): the heavy ones (about 10 CPU-s or 25 s or more in a full run: the longer browser files,
@@ -29,7 +27,10 @@ const LONGEST = 30;
  * writer), which a group pays once. Side by side on 2 cores (28 November): the 85 lightest files
  * took 199-210 CPU-s one to a process and 110-118 in groups of 10; the 24 next, 179 and 145-155.
  * A path missing here is harmless; refresh the list from the times a full run prints.
- * The longest start first, so that no long one runs on alone at the end while the other core idles.
+ * They start first, the longest first, so that no long one runs on alone at the end while the
+ * other core idles; the groups follow. (With 46 files here, the groups dealt in turn among the
+ * last 16 of them ran faster than all at the end; with these 23, starting the groups among the
+ * last 11 took 373 s against 366.)
  * The three that convert most (pipeline-e2e, database-outage, cluster) are kept apart: started
  * together, on a slow day each waited out its time limit behind the others' LibreOffice and
  * Tesseract (one-page conversions took 8-13 s instead of about 1 s).
@@ -85,10 +86,7 @@ if (!viaTsx) {
   loader = [];
 }
 const groups = writeGroups(grouped, twin);
-// The longest files first; then the other files alone and the groups in turn, so that light and
-// heavy processes share the machine through the run as before the groups were made (the groups
-// all at the end left the heavy files to compete with each other for the first nine tenths of it).
-const run = [...alone.slice(0, LONGEST).map(twin), ...inTurn(alone.slice(LONGEST).map(twin), [...groups.keys()])];
+const run = [...alone.map(twin), ...groups.keys()];
 
 // Two more files than cores: many files spend part of their time waiting (a 30 s database outage,
 // a converter's time limit, PostgreSQL, a browser), and with one more than cores the machine's
@@ -222,15 +220,4 @@ function writeGroups(files, twin) {
     groups.set(entry, members);
   });
   return groups;
-}
-
-/** `a` and `b` dealt in turn, spread evenly: [a0, b0, a1, a2, b1, ...] when `a` is the longer. */
-function inTurn(a, b) {
-  const out = [];
-  let j = 0;
-  a.forEach((x, i) => {
-    out.push(x);
-    while (j < b.length && (j + 1) / (b.length + 1) <= (i + 1) / a.length) out.push(b[j++]);
-  });
-  return [...out, ...b.slice(j)];
 }

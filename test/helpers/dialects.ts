@@ -22,12 +22,12 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   }
 }
 
-/** Runs one statement as the PostgreSQL admin user (create or drop a test database). */
-export async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement as the PostgreSQL admin user (create or drop a test database); answers its rows. */
+export async function adminQuery(sql: string): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
@@ -42,15 +42,7 @@ let fileCopy: Promise<boolean> | undefined;
  * for databases no test needs to survive a crash of the server.
  */
 export async function createDatabase(name: string): Promise<void> {
-  fileCopy ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await client.connect();
-    try {
-      return Number((await client.query<{ v: string }>("select current_setting('server_version_num') as v")).rows[0]!.v) >= 150000;
-    } finally {
-      await client.end();
-    }
-  })();
+  fileCopy ??= adminQuery("show server_version_num").then((rows) => Number(rows[0]?.server_version_num) >= 150000);
   await adminQuery(`create database ${name}${(await fileCopy) ? " strategy file_copy" : ""}`);
 }
 
