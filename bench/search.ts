@@ -24,7 +24,7 @@ import { parseSearchQuery } from "../src/domain/search-query.ts";
 import type { Store } from "../src/store/open-store.ts";
 import { openServices } from "../src/services.ts";
 import type { Job } from "../src/store/jobs.ts";
-import { adminQuery, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../test/helpers/dialects.ts";
+import { createDatabase, databaseUrl, dropDatabase, postgresUnavailable } from "../test/helpers/dialects.ts";
 import { writeDenseTextPdf } from "../test/helpers/dense-text-pdf.ts";
 import { newStoreDoc } from "../test/helpers/search-docs.ts";
 import { TEST_TIMINGS } from "../test/helpers/test-worker.ts";
@@ -219,9 +219,9 @@ export async function benchSearch(): Promise<void> {
     await mkdir(dir, { recursive: true });
     if (dialect === "postgres" && !kept) {
       if (KEEP) await dropDatabase(dbName);
-      await adminQuery(`create database ${dbName}`);
+      await createDatabase(dbName);
     }
-    const url = dialect === "postgres" ? PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`) : join(dir, "quire.db");
+    const url = dialect === "postgres" ? databaseUrl(dbName) : join(dir, "quire.db");
     const config = loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_DATABASE_URL: url, QUIRE_LOG_LEVEL: "silent" });
     const services = await openServices(config);
     try {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { assertEmptyOk, assertError, FORMATS, okRsp, parseXml, type Format } from "../helpers/api-answers.ts";
 import { call, callerOf, getNormal, list, sign, type Caller } from "../helpers/api-client.ts";
 import { otherCaller, seedDoc } from "../helpers/api-seed.ts";
-import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
+import { createDatabase, dropDatabase, postgresUnavailable } from "../helpers/dialects.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { dbOf } from "../helpers/store-db.ts";
 
@@ -62,8 +62,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const env: Record<string, string> = { QUIRE_RATE_PER_SECOND: "0", QUIRE_COMMENTS_PER_ADDRESS: "1000", QUIRE_RATINGS_PER_ADDRESS: "1000" };
       if (dialect === "postgres") {
         dbName = `quire_test_${randomBytes(6).toString("hex")}`;
-        await createDatabase(dbName);
-        env.QUIRE_DATABASE_URL = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+        env.QUIRE_DATABASE_URL = await createDatabase(dbName);
       }
       server = await startTestServer(env);
       me = callerOf(server);

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import assert from "node:assert/strict";
-import { createDatabase, dropDatabase, PG_ADMIN_URL } from "./dialects.ts";
+import { createDatabase, dropDatabase } from "./dialects.ts";
 import { FIXTURES } from "./paths.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
 
@@ -12,8 +12,7 @@ import { startTestServer, type TestServer } from "./test-server.ts";
 export async function startServerOn(dialect: "sqlite" | "postgres", env: Record<string, string> = {}): Promise<TestServer> {
   if (dialect === "sqlite") return startTestServer(env);
   const dbName = `quire_v2_${randomBytes(6).toString("hex")}`;
-  await createDatabase(dbName);
-  const server = await startTestServer({ ...env, QUIRE_DATABASE_URL: PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`) });
+  const server = await startTestServer({ ...env, QUIRE_DATABASE_URL: await createDatabase(dbName) });
   return {
     ...server,
     async close() {

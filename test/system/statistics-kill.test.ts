@@ -11,7 +11,7 @@ import { openStore, type Store } from "../../src/store/open-store.ts";
 import { childrenOf, commandOf, isAlive } from "../helpers/live-process.ts";
 import { until } from "../helpers/poll.ts";
 import { FLUSH_EVERY_MS } from "../../src/domain/statistics.ts";
-import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
+import { createDatabase, dropDatabase, postgresUnavailable } from "../helpers/dialects.ts";
 import { startServerProcess, type QuireProcess } from "../helpers/server-process.ts";
 import { dbOf } from "../helpers/store-db.ts";
 
@@ -117,8 +117,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       let databaseUrl = join(dataDir, "quire.db");
       if (dialect === "postgres") {
         pgName = `quire_test_${randomBytes(6).toString("hex")}`;
-        await createDatabase(pgName);
-        databaseUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${pgName}`);
+        databaseUrl = await createDatabase(pgName);
       }
       const { documentId, path } = await prepare(databaseUrl);
       assert.ok(FLUSH_EVERY_MS <= LOST_AT_MOST_MS / 2, "the counter sends its buffer at least twice a second");

@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { rawHttp } from "../helpers/api-client.ts";
 import { seedDoc } from "../helpers/api-seed.ts";
-import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
+import { createDatabase, dropDatabase, postgresUnavailable } from "../helpers/dialects.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { dbOf } from "../helpers/store-db.ts";
 
@@ -159,8 +159,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
   describe(`a comment whose webhook delivery cannot be written (${dialect})`, { skip: dialect === "postgres" ? pgSkip : undefined }, () => {
     test("a plain 500 that names nothing, neither comment nor delivery kept, and the next post works once the table is back", async () => {
       const dbName = dialect === "postgres" ? `quire_test_${randomBytes(6).toString("hex")}` : undefined;
-      if (dbName) await createDatabase(dbName);
-      const server = await startTestServer(dbName ? { QUIRE_DATABASE_URL: PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`) } : {});
+      const server = await startTestServer(dbName ? { QUIRE_DATABASE_URL: await createDatabase(dbName) } : {});
       try {
         await seedDoc(server, { accountId: 1, username: "tester" }, { name: "fragile", state: "A" });
         await server.services.store.webhooks.set(1, { url: "https://hooks.example.com/", events: ["comment.created"] }, "k".repeat(32), Date.now());

@@ -10,7 +10,7 @@ import { utcDay } from "../../src/domain/reader-identity.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import { AppClient, appAccount } from "../helpers/app-client.ts";
 import { seedDoc, accountIdOf } from "../helpers/api-seed.ts";
-import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
+import { createDatabase, dropDatabase, postgresUnavailable } from "../helpers/dialects.ts";
 import { until } from "../helpers/poll.ts";
 import { READER_FIXTURE, READER_FIXTURE_PAGES, startWebFixture, type WebFixture } from "../helpers/web-fixture.ts";
 import { dbOf } from "../helpers/store-db.ts";
@@ -99,8 +99,7 @@ for (const dialect of ["sqlite", "postgres"] as const) {
       const env: Record<string, string> = { QUIRE_PASSWORD_HASH_COST: "12" };
       if (dialect === "postgres") {
         pgName = `quire_test_${randomBytes(6).toString("hex")}`;
-        await createDatabase(pgName);
-        env.QUIRE_DATABASE_URL = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${pgName}`);
+        env.QUIRE_DATABASE_URL = await createDatabase(pgName);
       }
       fx = await startWebFixture(env);
       base = fx.server.url;
