@@ -26,6 +26,8 @@ export function publicOrigin(config: Pick<Config, "publicUrl" | "allowedHosts">,
  * directives to the policy.
  */
 export function plainHttpOrigin(value: string): string | undefined {
+  // Most documents have no such address (""): a URL that throws costs a reader page more than the rest of its headers.
+  if (!/^https?:/i.test(value.trimStart())) return undefined;
   let url: URL;
   try {
     url = new URL(value);

@@ -81,7 +81,9 @@ describe("headers and links built from input", { timeout: 180_000 }, () => {
   test("a plain origin is the only thing taken from a sound address", () => {
     assert.equal(plainHttpOrigin("https://Sounds.Example:8443/a/b.mp3?x=1"), "https://sounds.example:8443");
     assert.equal(plainHttpOrigin("http://[::1]:8080/a.mp3"), "http://[::1]:8080");
-    for (const bad of ["http://x;sandbox/a.mp3", "http://x,y/a.mp3", "javascript:alert(1)//a.mp3", "data:audio/mp3,x", "http://a'b/a.mp3", "not a url"]) {
+    // Spelled as a URL reads it (a scheme in capitals, space before it).
+    assert.equal(plainHttpOrigin(" HTTPS://sounds.example/a.mp3"), "https://sounds.example");
+    for (const bad of ["http://x;sandbox/a.mp3", "http://x,y/a.mp3", "javascript:alert(1)//a.mp3", "data:audio/mp3,x", "http://a'b/a.mp3", "not a url", "", "ftp://x/a.mp3", "//x/a.mp3"]) {
       assert.equal(plainHttpOrigin(bad), undefined, bad);
     }
   });
