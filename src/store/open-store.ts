@@ -133,7 +133,7 @@ export async function openStore(databaseUrl: string, opts: OpenStoreOptions = {}
     webhookDeliveries: webhookDeliveriesRepo(db),
     search: searchIndex(db, dialect.search, dialect.runSearch?.bind(dialect), searchGate),
     pageRanges: pageRangesRepo(db),
-    publicPages: publicPagesRepo(db),
+    publicPages: publicPagesRepo(db, dialect.changeEpoch?.bind(dialect)),
     blobReferences: blobReferencesRepo(db),
     appSessions: appSessionsRepo(db),
     isUnavailable: (err) => dialect.isUnavailable(err),

@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { blobKeys } from "../blobs/blob-keys.ts";
 import type { BlobStore } from "../blobs/blob-store.ts";
@@ -62,6 +63,21 @@ type DocParams = { username: string; name: string };
 type Query = Record<string, string | undefined>;
 
 /** The first value of each name, as URLSearchParams decodes them. */
+/**
+ * A record's digest, for the keys of the pages made from it (a short key, where its text was
+ * hashed again at every lookup): made once per record object, since a reader's document is the
+ * same (frozen) object while the database has not changed (public-pages.ts).
+ */
+const recordDigests = new WeakMap<DocumentRecord, string>();
+function recordDigest(doc: DocumentRecord): string {
+  let digest = recordDigests.get(doc);
+  if (digest === undefined) {
+    digest = hash("sha256", JSON.stringify(doc), "base64url");
+    recordDigests.set(doc, digest);
+  }
+  return digest;
+}
+
 function queryOf(url: string): Query {
   const q = url.indexOf("?");
   // No prototype: `?__proto__=…` is a name like any other.
@@ -257,7 +273,7 @@ export async function registerWebRoutes(app: FastifyInstance, deps: WebDeps): Pr
       params.set("consent", "1");
       const base = origin(req);
       // Everything the page is made of: the record, the variant asked for, the trusted origin.
-      const key = JSON.stringify(["reader", doc, embed, startPage, query, consented, variant.search, base ?? null]);
+      const key = `reader\0${recordDigest(doc)}\0${JSON.stringify([embed, startPage, query, consented, variant.search, base ?? null])}`;
       // A search builds a page each time, and a page not yet built is built once: both take from the address's budget.
       const wait = query || !answers.has(key) ? budget.take(req) : undefined;
       if (wait !== undefined) return tooManyRequests(reply, wait, { kind: "html", assets, frameable: embed });
