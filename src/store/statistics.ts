@@ -1,10 +1,11 @@
 import { sql, type Kysely } from "kysely";
-import { addressKey, readerKey, utcDay, visitorKeys } from "../domain/reader-identity.ts";
+import { readerKey, SaltKeys, utcDay, visitorKeys } from "../domain/reader-identity.ts";
 import {
   applyBeacon, applyDownload, applyView, emptyReaderDay, MAX_READERS_PER_ADDRESS_DAY,
   type BeaconReport, type DayDelta, type DayRange, type ReaderDay,
 } from "../domain/statistics.ts";
 import { dailySaltsRepo } from "./daily-salts.ts";
+import { SettledReaders, DOWNLOADED, TURNED_AWAY, VIEWED } from "./settled-readers.ts";
 import { batchLength, statBatchOf, statEventsOf, type StatBatch, type StatEvent } from "./stat-batch.ts";
 import type { Database } from "./schema.ts";
 
@@ -164,27 +165,39 @@ export function statisticsRepo(
   };
   /** A batch's events fall on one or two days: each day's text is made once. */
   const dayOf = dayMemo();
+  const settled = new SettledReaders();
 
   const salts = dailySaltsRepo(db);
   /**
    * A batch's events, each visitor replaced by their keys under their day's salt: a day's salt
-   * read once a batch, and each key made once a batch (a reader's view and beacons, and an
+   * read once a batch, and each key looked up once a batch (a reader's view and beacons, and an
    * address's many readers, come in the same batches), remembered by the visitor's and the
-   * document's indexes in the batch rather than by their text.
+   * document's indexes in the batch rather than by their text; each key made once a day
+   * (`SaltKeys`, the last two salts').
    */
+  let saltKeys: SaltKeys[] = [];
+  const keysUnder = (salt: string): SaltKeys => {
+    let k = saltKeys.find((s) => s.salt === salt);
+    if (!k) {
+      k = new SaltKeys(salt);
+      // A batch's events fall on one or two days.
+      saltKeys = [k, ...saltKeys.slice(0, 1)];
+    }
+    return k;
+  };
   async function keyed(b: StatBatch): Promise<KeyedEvent[]> {
-    const saltOf = new Map<string, string>();
+    const saltOf = new Map<string, SaltKeys>();
     for (let i = 0; i < b.at.length; i++) {
       if (b.visitors[i * 3]! < 0) continue;
       const day = dayOf(b.at[i]!);
-      if (!saltOf.has(day)) saltOf.set(day, await salts.saltNoOlderThan(b.at[i]!));
+      if (!saltOf.has(day)) saltOf.set(day, keysUnder(await salts.saltNoOlderThan(b.at[i]!)));
     }
     const strings = b.strings.length;
     const documents = b.documents.length;
     const made = new Map<string, { readers: Map<number, string>; addresses: Map<number, string> }>();
     return statEventsOf(b, (i, address, group, userAgent) => {
       const day = dayOf(b.at[i]!);
-      const salt = saltOf.get(day)!;
+      const under = saltOf.get(day)!;
       let keys = made.get(day);
       if (!keys) {
         keys = { readers: new Map(), addresses: new Map() };
@@ -195,13 +208,13 @@ export function statisticsRepo(
       const r = (address * strings + userAgent) * documents + doc;
       let reader = keys.readers.get(r);
       if (reader === undefined) {
-        reader = readerKey(salt, b.strings[address]!, b.strings[userAgent]!, documentId);
+        reader = under.readerKey(b.strings[address]!, b.strings[userAgent]!, documentId);
         keys.readers.set(r, reader);
       }
       const a = group * documents + doc;
       let addressOf = keys.addresses.get(a);
       if (addressOf === undefined) {
-        addressOf = addressKey(salt, b.strings[group]!, documentId);
+        addressOf = under.addressKey(b.strings[group]!, documentId);
         keys.addresses.set(a, addressOf);
       }
       return { readerKey: reader, addressKey: addressOf };
@@ -219,8 +232,17 @@ export function statisticsRepo(
       const rows = await db.selectFrom("documents").select(["documentId", "accountId", "pageCount"]).where("documentId", "in", part).execute();
       for (const r of rows) docs.set(r.documentId, { accountId: r.accountId, pageCount: r.pageCount });
     }
-    const known = events.filter((e) => docs.has(e.documentId));
-    if (known.length === 0) return 0;
+    // Events that can change nothing today (settled-readers.ts) are left out of the transaction;
+    // a view or download that adds nothing still counts as written, as it does below.
+    let noops = 0;
+    const known = events.filter((e) => {
+      if (!docs.has(e.documentId)) return false;
+      if (e.kind === "impressions") return true;
+      const verdict = SettledReaders.verdict(e.kind, settled.of(dayOf(e.at), e.readerKey, e.documentId));
+      if (verdict === "noop") noops++;
+      return verdict === "apply";
+    });
+    if (known.length === 0) return noops;
 
     // Reader rows this batch touches: the readers, and the addresses their first view came from.
     // Only views and downloads make rows: a beacon counts on a reader already there, or for nothing.
@@ -237,12 +259,16 @@ export function statisticsRepo(
       if (e.kind !== "beacon") want(day, e.addressKey, e.documentId, e.at, true);
     }
 
-    return db.transaction().execute(async (trx) => {
+    const turnedAway: Array<{ day: string; readerKey: string; documentId: string }> = [];
+    const readersOfBatch = new Map<string, ReaderRow>();
+    const counted = await db.transaction().execute(async (trx) => {
       // One batch at a time across processes (readers are read, then written whole): SQLite's
       // transactions hold the write lock from their start (begun IMMEDIATE, dialects/sqlite.ts),
       // PostgreSQL takes a transaction lock.
       if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${STATS_LOCK})`.execute(trx);
-      const readers = new Map<string, ReaderRow>();
+      const readers = readersOfBatch;
+      readers.clear();
+      turnedAway.length = 0;
       const byDay = new Map<string, string[]>();
       for (const w of wanted.values()) {
         const keys = byDay.get(w.day);
@@ -324,10 +350,16 @@ export function statisticsRepo(
         const doc = docs.get(e.documentId)!;
         let d: DayDelta;
         if (e.kind === "view") {
-          if (!admit(r, e.addressKey)) continue;
+          if (!admit(r, e.addressKey)) {
+            turnedAway.push({ day, readerKey: e.readerKey, documentId: e.documentId });
+            continue;
+          }
           d = applyView(r, { embedded: e.embedded, referrerHost: e.referrerHost, startPage: e.startPage, pageCount: doc.pageCount });
         } else if (e.kind === "download") {
-          if (!admit(r, e.addressKey)) continue;
+          if (!admit(r, e.addressKey)) {
+            turnedAway.push({ day, readerKey: e.readerKey, documentId: e.documentId });
+            continue;
+          }
           d = applyDownload(r);
         } else {
           d = applyBeacon(r, e.report, e.at, doc.pageCount);
@@ -435,6 +467,10 @@ export function statisticsRepo(
       }
       return counted;
     });
+    // Committed: what it settled is remembered for the next batches.
+    for (const r of readersOfBatch.values()) settled.note(r.day, r.readerKey, r.documentId, (r.viewed ? VIEWED : 0) | (r.downloaded ? DOWNLOADED : 0));
+    for (const t of turnedAway) settled.note(t.day, t.readerKey, t.documentId, TURNED_AWAY);
+    return counted + noops;
   }
 
   /** Deletes the readers of days before `now`'s (decisions §15). */

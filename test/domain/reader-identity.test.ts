@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { test } from "node:test";
-import { newDailySalt, readerKey, utcDay } from "../../src/domain/reader-identity.ts";
+import { addressKey, newDailySalt, readerKey, SaltKeys, utcDay } from "../../src/domain/reader-identity.ts";
 
 const UA = "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0";
 
@@ -36,6 +36,22 @@ test("the key holds neither the address nor the user agent, and inputs cannot ru
   const key = readerKey(salt, "203.0.113.9", UA, "doc1");
   assert.ok(!key.includes("203") && !key.includes("Mozilla"));
   assert.notEqual(readerKey(salt, "a", "bc", "d"), readerKey(salt, "ab", "c", "d"));
+});
+
+test("a day's keys remembered (SaltKeys) are the keys themselves, under that salt only, however many are asked for", () => {
+  const salt = newDailySalt();
+  const keys = new SaltKeys(salt, 50);
+  const other = new SaltKeys(newDailySalt(), 50);
+  for (let round = 0; round < 3; round++) {
+    // 120 readers through a memory of 50: remembered, forgotten and made again, always the same keys.
+    for (let i = 0; i < 120; i++) {
+      const ua = `${UA} ${i}`;
+      assert.equal(keys.readerKey("203.0.113.9", ua, "doc1"), readerKey(salt, "203.0.113.9", ua, "doc1"));
+      assert.notEqual(other.readerKey("203.0.113.9", ua, "doc1"), keys.readerKey("203.0.113.9", ua, "doc1"));
+    }
+    assert.equal(keys.addressKey("203.0.113.9", "doc1"), addressKey(salt, "203.0.113.9", "doc1"));
+    assert.equal(keys.readerKey("::ffff:203.0.113.9", UA, "d"), readerKey(salt, "203.0.113.9", UA, "d"));
+  }
 });
 
 test("one client written two ways is one reader", () => {

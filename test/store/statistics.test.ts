@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds, type DocumentOptions } from "../../src/domain/document.ts";
 import { MAX_READERS_PER_ADDRESS_DAY, type BeaconReport } from "../../src/domain/statistics.ts";
-import type { Store } from "../../src/store/open-store.ts";
+import { openStore, type Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
 import { dbOf } from "../helpers/store-db.ts";
@@ -42,11 +42,12 @@ for (const dialect of DIALECTS) {
   const skip = dialect.name === "postgres" ? pgSkip : undefined;
   describe(`statistics store on ${dialect.name}`, { skip }, () => {
     let store: Store;
+    let url: string;
     let drop: () => Promise<void>;
     let alice: number;
     let bob: number;
     before(async () => {
-      ({ store, drop } = await dialect.open());
+      ({ store, url, drop } = await dialect.open());
       alice = (await seedAccount(store, "alice", "a".repeat(32), "s".repeat(32), 1));
       bob = (await seedAccount(store, "bob", "b".repeat(32), "t".repeat(32), 1));
     });
@@ -125,6 +126,45 @@ for (const dialect of DIALECTS) {
       const r = await report(doc);
       assert.equal(r.totals.views, MAX_READERS_PER_ADDRESS_DAY);
       assert.ok(r.totals.reads <= MAX_READERS_PER_ADDRESS_DAY);
+    });
+
+    test("batch after batch, a flood's readers past the cap stay out, and a reader let in by a download still counts a view", async () => {
+      const doc = await insertDoc(store, alice, "alice", 2);
+      const at = (k: number) => T0 + k * 1000;
+      const download = (readerKey: string, t: number): StatEvent => ({ kind: "download", documentId: doc, readerKey, addressKey: "one-flooding-address", at: t });
+      const flood = (t: number) => Array.from({ length: 30 }, (_, i) => view(doc, `flood-${i}`, t, { addressKey: "one-flooding-address" }));
+      // The address's places are taken by downloads (no view yet), then its flood of views is turned away, twice.
+      assert.equal(await store.statistics.record(Array.from({ length: MAX_READERS_PER_ADDRESS_DAY }, (_, i) => download(`dl-${i}`, at(1)))), MAX_READERS_PER_ADDRESS_DAY);
+      assert.equal(await store.statistics.record(flood(at(2))), 0);
+      assert.equal(await store.statistics.record([...flood(at(3)), view(doc, "dl-0", at(3), { addressKey: "one-flooding-address" })]), 1);
+      // The flood's beacons count for nothing; the reader let in reads.
+      assert.equal(await store.statistics.record([
+        { kind: "beacon", documentId: doc, readerKey: "flood-1", at: at(20), report: beacon({ page: 2, turned: true, seconds: 15 }) },
+        { kind: "beacon", documentId: doc, readerKey: "dl-0", at: at(20), report: beacon({ page: 2, turned: true, seconds: 15 }) },
+      ]), 1);
+      // A view again, and a download again: written, counting nothing more.
+      assert.equal(await store.statistics.record([view(doc, "dl-0", at(30), { addressKey: "one-flooding-address" }), download("dl-1", at(30))]), 2);
+      const r = await report(doc);
+      assert.equal(r.totals.views, 1);
+      assert.equal(r.totals.reads, 1);
+      assert.equal(r.totals.downloads, MAX_READERS_PER_ADDRESS_DAY);
+      assert.deepEqual(r.depth.map((d) => d.readers), [1, 1]);
+      const readers = await dbOf(store).selectFrom("statReaders").select("readerKey").where("documentId", "=", doc).execute();
+      assert.ok(!readers.some((x) => x.readerKey.startsWith("flood-")), "a reader turned away has no row");
+    });
+
+    test("a reader who viewed in another process's batch is one view here too", async () => {
+      const doc = await insertDoc(store, alice, "alice", 2);
+      const other = await openStore(url);
+      try {
+        await store.statistics.record([view(doc, "both")]);
+        assert.equal(await other.statistics.record([view(doc, "both", T0 + 1000)]), 1);
+        await other.statistics.record([view(doc, "both-2")]);
+        await store.statistics.record([view(doc, "both-2", T0 + 2000), view(doc, "both", T0 + 2000)]);
+      } finally {
+        await other.close();
+      }
+      assert.equal((await report(doc)).totals.views, 2);
     });
 
     test("an embed counts as embedded with its referring host; impressions and downloads add up", async () => {
