@@ -110,6 +110,10 @@ export class StatBatchBuilder {
   private readonly added = { bytes: 0 };
   /** Events that still carry a visitor's address and user agent. */
   visitorCount = 0;
+  /** Views left out: the same visitor's view of the same document earlier in this batch, that day (pushView). */
+  repeatedViews = 0;
+  /** By document index: each visitor's (address and user agent indexes) day of their view in this batch. */
+  private readonly viewed = new Map<number, Map<number, number>>();
 
   get length(): number {
     return this.n;
@@ -152,6 +156,25 @@ export class StatBatchBuilder {
    * every request, without an object for the event or its visitor.
    */
   pushView(documentId: string, at: number, address: string, addressGroup: string, userAgent: string, embedded: boolean, startPage: number, referrerHost: string): void {
+    // A view counts once per reader, document and day (decisions §15): the same visitor's next
+    // view of the document in this batch, on the same day, can add nothing, so it is not kept.
+    // Reloads, and a flood cycling through user agents, then cost the writer one event a visitor.
+    const doc = this.documents.of(documentId, this.added);
+    // Interned in the order `visitor` takes them, so the batch is the one `push` would have made.
+    const a = this.strings.of(address, this.added);
+    this.strings.of(addressGroup, this.added);
+    const visitor = a * 2 ** 26 + this.strings.of(userAgent, this.added);
+    const day = Math.floor(at / 86_400_000);
+    let seen = this.viewed.get(doc);
+    if (!seen) {
+      seen = new Map();
+      this.viewed.set(doc, seen);
+    }
+    if (seen.get(visitor) === day) {
+      this.repeatedViews++;
+      return;
+    }
+    seen.set(visitor, day);
     const i = this.begin(0, documentId, at);
     this.viewNumbers(i * WIDTH, embedded, startPage, referrerHost);
     this.keyOf[i * 2] = -1;

@@ -81,6 +81,19 @@ test("a batch is held in columns (as buffered, written and sent to the writer pr
   assert.deepStrictEqual(built.seal(), statBatchOf([view, visited[1]!]));
   assert.equal(built.visitorCount, 2);
 
+  // The same visitor's view of the same document again in the batch adds nothing and is not kept;
+  // another document's, another visitor's or the next day's is.
+  const again = new StatBatchBuilder();
+  const push = (documentId: string, at: number, userAgent = visitor.userAgent) => again.pushView(documentId, at, visitor.address, visitor.addressGroup, userAgent, false, 1, "");
+  push("d1", T0);
+  push("d1", T0 + 5);
+  push("d2", T0 + 5);
+  push("d1", T0 + 6, `${visitor.userAgent} 2`);
+  push("d1", T0 + 86_400_000);
+  push("d1", T0 + 86_400_001);
+  assert.deepStrictEqual(statEventsOf(again.seal()).map((e) => [e.documentId, e.at]), [["d1", T0], ["d2", T0 + 5], ["d1", T0 + 6], ["d1", T0 + 86_400_000]]);
+  assert.equal(again.repeatedViews, 2);
+
   // Past its first columns' capacity, a batch grows and keeps every event.
   const many = Array.from({ length: 1000 }, (_, i): StatEvent => ({ ...view, at: T0 + i, startPage: 1 + (i % 9) }));
   assert.deepStrictEqual(statEventsOf(statBatchOf(many)), many);
