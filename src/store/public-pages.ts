@@ -3,16 +3,14 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { fromRow, listedPublicly } from "./document-rows.ts";
 import type { Database } from "./schema.ts";
 
-/**
- * The reads of the public web pages (decisions §10). Private documents are found by their address
- * only; every listing here keeps to public, active documents.
- */
 /** Records remembered at once (then the memory starts again). */
 const REMEMBERED_RECORDS = 10_000;
 
 /**
- * `changeEpoch` (the dialect's, SQLite only) lets a reader's document be answered from memory
- * while nothing at all has been written to the database since it was read.
+ * The reads of the public web pages (decisions §10). Private documents are found by their address
+ * only; every listing here keeps to public, active documents. `changeEpoch` (the dialect's, SQLite
+ * only) lets a reader's document be answered from memory while nothing at all has been written to
+ * the database since it was read.
  */
 export function publicPagesRepo(db: Kysely<Database>, changeEpoch?: () => Promise<number | undefined>) {
   const documentOf = (username: string) =>

@@ -62,7 +62,6 @@ const ORIGINAL_TYPES: Record<string, string> = {
 type DocParams = { username: string; name: string };
 type Query = Record<string, string | undefined>;
 
-/** The first value of each name, as URLSearchParams decodes them. */
 /**
  * A record's digest, for the keys of the pages made from it (a short key, where its text was
  * hashed again at every lookup): made once per record object, since a reader's document is the
@@ -78,6 +77,7 @@ function recordDigest(doc: DocumentRecord): string {
   return digest;
 }
 
+/** The first value of each name, as URLSearchParams decodes them. */
 function queryOf(url: string): Query {
   const q = url.indexOf("?");
   // No prototype: `?__proto__=…` is a name like any other.
