@@ -60,26 +60,37 @@ export interface StatsRouteDeps {
  * again and again. Bounded by their total length: past it, the map starts again (a flood of
  * made-up user agents costs their own checks, and the common ones' once more each). A plain map, not an LRU: a hit is looked up
  * on every reader page, and an LRU's reordering (a delete and a set) made it a third dearer.
+ * Each answer keeps the user agent's text as first met (`sameUserAgent`).
  */
-const BOT_ANSWERS = new Map<string, boolean>();
+const BOT_ANSWERS = new Map<string, { bot: boolean; text: string }>();
 const BOT_ANSWERS_MAX_CHARS = 256 * 1024;
 const BOT_UA_MAX = 1024;
 let botAnswersChars = 0;
 
 function knownBot(ua: string): boolean {
-  let bot = BOT_ANSWERS.get(ua);
-  if (bot === undefined) {
-    bot = isbot(ua);
+  let answer = BOT_ANSWERS.get(ua);
+  if (answer === undefined) {
+    answer = { bot: isbot(ua), text: ua };
     if (ua.length <= BOT_UA_MAX) {
       if (botAnswersChars + ua.length > BOT_ANSWERS_MAX_CHARS) {
         BOT_ANSWERS.clear();
         botAnswersChars = 0;
       }
-      BOT_ANSWERS.set(ua, bot);
+      BOT_ANSWERS.set(ua, answer);
       botAnswersChars += ua.length;
     }
   }
-  return bot;
+  return answer.bot;
+}
+
+/**
+ * The user agent's text as the bot check first kept it, for the buffer: each request's own copy
+ * then dies with the request, where the buffer kept it for its half second, long enough to be
+ * moved to the old generation and collected there (a reader page's view allocated nothing else
+ * that lived as long).
+ */
+function sameUserAgent(ua: string): string {
+  return BOT_ANSWERS.get(ua)?.text ?? ua;
 }
 
 const PREFETCH = /prefetch|prerender|preview/i;
@@ -224,7 +235,7 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   return {
     view(req, doc, opts) {
       countReader(req, doc, (v, at) =>
-        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(v.userAgent ?? ""), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
+        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(sameUserAgent(v.userAgent ?? "")), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
       );
     },
     download(req, doc) {
