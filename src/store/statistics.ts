@@ -259,16 +259,13 @@ export function statisticsRepo(
       if (e.kind !== "beacon") want(day, e.addressKey, e.documentId, e.at, true);
     }
 
-    const turnedAway: Array<{ day: string; readerKey: string; documentId: string }> = [];
-    const readersOfBatch = new Map<string, ReaderRow>();
-    const counted = await db.transaction().execute(async (trx) => {
+    const outcome = await db.transaction().execute(async (trx) => {
       // One batch at a time across processes (readers are read, then written whole): SQLite's
       // transactions hold the write lock from their start (begun IMMEDIATE, dialects/sqlite.ts),
       // PostgreSQL takes a transaction lock.
       if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${STATS_LOCK})`.execute(trx);
-      const readers = readersOfBatch;
-      readers.clear();
-      turnedAway.length = 0;
+      const readers = new Map<string, ReaderRow>();
+      const turnedAway: Array<{ day: string; readerKey: string; documentId: string }> = [];
       const byDay = new Map<string, string[]>();
       for (const w of wanted.values()) {
         const keys = byDay.get(w.day);
@@ -465,12 +462,12 @@ export function statisticsRepo(
           })))
           .execute();
       }
-      return counted;
+      return { counted, readers, turnedAway };
     });
     // Committed: what it settled is remembered for the next batches.
-    for (const r of readersOfBatch.values()) settled.note(r.day, r.readerKey, r.documentId, (r.viewed ? VIEWED : 0) | (r.downloaded ? DOWNLOADED : 0));
-    for (const t of turnedAway) settled.note(t.day, t.readerKey, t.documentId, TURNED_AWAY);
-    return counted + noops;
+    for (const r of outcome.readers.values()) settled.note(r.day, r.readerKey, r.documentId, (r.viewed ? VIEWED : 0) | (r.downloaded ? DOWNLOADED : 0));
+    for (const t of outcome.turnedAway) settled.note(t.day, t.readerKey, t.documentId, TURNED_AWAY);
+    return outcome.counted + noops;
   }
 
   /** Deletes the readers of days before `now`'s (decisions §15). */
