@@ -126,7 +126,7 @@ export class StatBatchBuilder {
 
   push(e: StatEvent): void {
     const added = this.added;
-    const i = this.begin(KINDS.indexOf(e.kind), e.documentId, e.at);
+    const i = this.begin(KINDS.indexOf(e.kind), this.documents.of(e.documentId, added), e.at);
     const o = i * WIDTH;
     const numbers = this.numbers;
     if (e.kind === "view") {
@@ -148,7 +148,7 @@ export class StatBatchBuilder {
     this.keyOf[i * 2 + 1] = addressKey === undefined ? -1 : this.keys.of(addressKey, added);
     const visitor = unkeyedVisitor(e);
     if (visitor === undefined) this.visitors.fill(-1, i * 3, i * 3 + 3);
-    else this.visitor(i, visitor.address, visitor.addressGroup, visitor.userAgent);
+    else this.visitor(i, this.strings.of(visitor.address, added), this.strings.of(visitor.addressGroup, added), this.strings.of(visitor.userAgent, added));
   }
 
   /**
@@ -160,10 +160,11 @@ export class StatBatchBuilder {
     // view of the document in this batch, on the same day, can add nothing, so it is not kept.
     // Reloads, and a flood cycling through user agents, then cost the writer one event a visitor.
     const doc = this.documents.of(documentId, this.added);
-    // Interned in the order `visitor` takes them, so the batch is the one `push` would have made.
+    // Interned in the order `push` takes them, so the batch is the one `push` would have made.
     const a = this.strings.of(address, this.added);
-    this.strings.of(addressGroup, this.added);
-    const visitor = a * 2 ** 26 + this.strings.of(userAgent, this.added);
+    const g = this.strings.of(addressGroup, this.added);
+    const u = this.strings.of(userAgent, this.added);
+    const visitor = a * 2 ** 26 + u;
     const day = Math.floor(at / 86_400_000);
     let seen = this.viewed.get(doc);
     if (!seen) {
@@ -175,20 +176,20 @@ export class StatBatchBuilder {
       return;
     }
     seen.set(visitor, day);
-    const i = this.begin(0, documentId, at);
+    const i = this.begin(0, doc, at);
     this.viewNumbers(i * WIDTH, embedded, startPage, referrerHost);
     this.keyOf[i * 2] = -1;
     this.keyOf[i * 2 + 1] = -1;
-    this.visitor(i, address, addressGroup, userAgent);
+    this.visitor(i, a, g, u);
   }
 
-  /** A new row: its index. */
-  private begin(kind: number, documentId: string, at: number): number {
+  /** A new row (`doc`: its document's index in `documents`): its index. */
+  private begin(kind: number, doc: number, at: number): number {
     const i = this.n;
     if (i === this.kinds.length) this.grow(i + 1);
     this.n = i + 1;
     this.kinds[i] = kind;
-    this.documentOf[i] = this.documents.of(documentId, this.added);
+    this.documentOf[i] = doc;
     this.at[i] = at;
     return i;
   }
@@ -202,11 +203,12 @@ export class StatBatchBuilder {
     numbers[o + 4] = 0;
   }
 
-  private visitor(i: number, address: string, addressGroup: string, userAgent: string): void {
+  /** The visitor of row `i`, by the indexes of its address, group and user agent in `strings`. */
+  private visitor(i: number, address: number, group: number, userAgent: number): void {
     const v = i * 3;
-    this.visitors[v] = this.strings.of(address, this.added);
-    this.visitors[v + 1] = this.strings.of(addressGroup, this.added);
-    this.visitors[v + 2] = this.strings.of(userAgent, this.added);
+    this.visitors[v] = address;
+    this.visitors[v + 1] = group;
+    this.visitors[v + 2] = userAgent;
     this.visitorCount++;
   }
 
