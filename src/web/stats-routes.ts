@@ -60,14 +60,16 @@ export interface StatsRouteDeps {
  * again and again. Bounded by their total length: past it, the map starts again (a flood of
  * made-up user agents costs their own checks, and the common ones' once more each). A plain map, not an LRU: a hit is looked up
  * on every reader page, and an LRU's reordering (a delete and a set) made it a third dearer.
- * Each answer keeps the user agent's text as first met (`sameUserAgent`).
+ * Each answer keeps the user agent's text as first met: a counted visit carries that text into
+ * the buffer, so each request's own copy dies with the request, where the buffer kept it for its
+ * half second, long enough to be moved to the old generation and collected there.
  */
 const BOT_ANSWERS = new Map<string, { bot: boolean; text: string }>();
 const BOT_ANSWERS_MAX_CHARS = 256 * 1024;
 const BOT_UA_MAX = 1024;
 let botAnswersChars = 0;
 
-function knownBot(ua: string): boolean {
+function botAnswer(ua: string): { bot: boolean; text: string } {
   let answer = BOT_ANSWERS.get(ua);
   if (answer === undefined) {
     answer = { bot: isbot(ua), text: ua };
@@ -80,40 +82,36 @@ function knownBot(ua: string): boolean {
       botAnswersChars += ua.length;
     }
   }
-  return answer.bot;
-}
-
-/**
- * The user agent's text as the bot check first kept it, for the buffer: each request's own copy
- * then dies with the request, where the buffer kept it for its half second, long enough to be
- * moved to the old generation and collected there (a reader page's view allocated nothing else
- * that lived as long).
- */
-function sameUserAgent(ua: string): string {
-  return BOT_ANSWERS.get(ua)?.text ?? ua;
+  return answer;
 }
 
 const PREFETCH = /prefetch|prerender|preview/i;
 
-/** What counting reads of a request. */
+/** What counting reads of a request that counts. */
 interface Visit {
-  method: string;
   ip: string;
-  userAgent: string | undefined;
+  /** The text the bot check keeps for it (`botAnswer`). */
+  userAgent: string;
   cookie: string | undefined;
-  /** A prefetch or prerender said so in one of the headers browsers use for it. */
-  prefetch: boolean;
 }
 
 const prefetching = (header: string | string[] | undefined) => header !== undefined && PREFETCH.test(String(header));
 
-/** Read on every reader page's request: one object, nothing else made. */
-function visitOf(req: FastifyRequest): Visit {
+/**
+ * The visit of a request that may count, read on every reader page's request (one object, nothing
+ * else made); undefined for one that must not: counting off, a known bot or link preview (isbot's
+ * list, kept by its maintainers), a prefetch or prerender, no user agent at all. Whether it is the
+ * document's own publisher is the caller's to ask (`isPublisher`).
+ */
+function countedVisit(req: FastifyRequest, enabled: boolean): Visit | undefined {
+  if (!enabled || req.method !== "GET" && req.method !== "POST") return undefined;
   const h = req.headers;
-  return {
-    method: req.method, ip: req.ip, userAgent: h["user-agent"], cookie: h.cookie,
-    prefetch: prefetching(h["sec-purpose"]) || prefetching(h.purpose) || prefetching(h["x-purpose"]) || prefetching(h["x-moz"]),
-  };
+  const ua = h["user-agent"];
+  if (!ua) return undefined;
+  const answer = botAnswer(ua);
+  if (answer.bot) return undefined;
+  if (prefetching(h["sec-purpose"]) || prefetching(h.purpose) || prefetching(h["x-purpose"]) || prefetching(h["x-moz"])) return undefined;
+  return { ip: req.ip, userAgent: answer.text, cookie: h.cookie };
 }
 
 /** The address group a visitor is bounded by: an IPv4 address itself, an IPv6 address's /64. */
@@ -121,17 +119,7 @@ const groupOf = (ip: string) => (isPlainIPv4(ip) ? ip : addressGroup(ip));
 
 /** The visitor of a counted request: hashed into keys when its batch is written, never stored. */
 function visitorOf(v: Visit): Visitor {
-  return newVisitor(v.ip, groupOf(v.ip), v.userAgent ?? "");
-}
-
-/**
- * A request that must not count: counting off, a known bot or link preview (isbot's list, kept by
- * its maintainers), a prefetch or prerender, no user agent at all, or the document's own publisher.
- */
-function notCounted(v: Visit, enabled: boolean): boolean {
-  if (!enabled || v.method !== "GET" && v.method !== "POST") return true;
-  if (!v.userAgent || knownBot(v.userAgent)) return true;
-  return v.prefetch;
+  return newVisitor(v.ip, groupOf(v.ip), v.userAgent);
 }
 
 /** Reads a small body (the beacon) from the raw request; undefined when it is larger than `max` bytes. */
@@ -200,8 +188,8 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   web.post<{ Params: { username: string; name: string } }>("/:username/docs/:name/beacon", async (req, reply) => {
     const body = await smallBody(req, MAX_BEACON_BYTES).catch(() => undefined);
     void reply.code(204).header("cache-control", "no-store").send();
-    const visit = visitOf(req);
-    if (body === undefined || notCounted(visit, enabled)) return reply;
+    const visit = body === undefined ? undefined : countedVisit(req, enabled);
+    if (body === undefined || !visit) return reply;
     const report: BeaconReport | undefined = parseBeacon(body);
     if (!report) return reply;
     const now = Date.now();
@@ -219,9 +207,8 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
    * (src/store/statistics.ts). A process's first requests, before the app's secret is read, wait for it.
    */
   const countReader = (req: FastifyRequest, doc: DocumentRecord, count: (v: Visit, now: number) => void) => {
-    if (!enabled) return;
-    const visit = visitOf(req);
-    if (notCounted(visit, enabled)) return;
+    const visit = countedVisit(req, enabled);
+    if (!visit) return;
     const now = Date.now();
     if (cookieSecret !== undefined) {
       if (!isPublisher(visit, doc.accountId)) count(visit, now);
@@ -235,16 +222,16 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
   return {
     view(req, doc, opts) {
       countReader(req, doc, (v, at) =>
-        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(sameUserAgent(v.userAgent ?? "")), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
+        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(v.userAgent), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
       );
     },
     download(req, doc) {
       countReader(req, doc, (v, at) => counter.push({ kind: "download", documentId: doc.documentId, visitor: visitorOf(v), at }));
     },
     impressions(req, docs) {
-      if (docs.length === 0 || !enabled) return;
-      const visit = visitOf(req);
-      if (notCounted(visit, enabled)) return;
+      if (docs.length === 0) return;
+      const visit = countedVisit(req, enabled);
+      if (!visit) return;
       const now = Date.now();
       const allowed = impressionsAllowed(visit, docs.length, now);
       void secretReady.then(() => {
