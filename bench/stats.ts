@@ -230,11 +230,13 @@ export async function benchStats(): Promise<void> {
     const reader = { on: { server: servedOn, path: readerOn }, off: { server: servedOff, path: readerOff } };
     // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
     //    drift of the machine's load favours neither), each round's p99 measured to the
-    //    microsecond: with 2 connections (a steady load below this machine's saturation, where
-    //    p99 is the page's own time), then with 10 (as fast as the machine goes, where p99 is
-    //    mostly queueing). Every request of the "on" rounds is a view counted through the whole
-    //    path (bot check, keys, buffer, the thread writing the batches); the user agents of
-    //    READER_AGENTS make each a reader of its own to look up when written.
+    //    microsecond: with 2 connections (a steady load: below saturation where the page costs
+    //    160 µs or more; where it costs 80, the server is busy 96% of the time and its p99 is one
+    //    request's wait plus its own: docs/statistics.md, "An eighth machine"), then with 10 (as
+    //    fast as the machine goes, where p99 is mostly queueing). Every request of the "on" rounds
+    //    is a view counted through the whole path (bot check, keys, buffer, the process writing
+    //    the batches); the user agents of READER_AGENTS make each a reader of its own to look up
+    //    when written.
     await latencyLoad(reader.on.server, reader.on.path, 10, 2);
     await latencyLoad(reader.off.server, reader.off.path, 10, 2);
     for (const connections of [2, 10]) {
