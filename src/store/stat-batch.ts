@@ -94,6 +94,24 @@ function grown<T extends Uint8Array | Uint32Array | Float64Array | Int32Array>(a
   return b;
 }
 
+/**
+ * The last view a caller pushed for one user agent (the web side keeps one with each user agent's
+ * bot check): which batch it went into, and its document, address and day. A view that matches it
+ * is the same visitor's view of the same document that day, already in the batch, and `pushView`
+ * leaves it out without touching the batch's maps: the reader page's common case (a reload, the
+ * next page of a reader with no script) then costs a few comparisons.
+ */
+export interface LastView {
+  batch: StatBatchBuilder | undefined;
+  documentId: string;
+  address: string;
+  day: number;
+}
+
+export function lastView(): LastView {
+  return { batch: undefined, documentId: "", address: "", day: -1 };
+}
+
 /** Fills a StatBatch one event at a time; `seal` hands it over at its length. */
 export class StatBatchBuilder {
   private n = 0;
@@ -155,17 +173,22 @@ export class StatBatchBuilder {
    * A reader page's view, as `push` would take it, from its parts: what the reader page counts on
    * every request, without an object for the event or its visitor.
    */
-  pushView(documentId: string, at: number, address: string, addressGroup: string, userAgent: string, embedded: boolean, startPage: number, referrerHost: string): void {
+  pushView(last: LastView, documentId: string, at: number, address: string, addressGroup: string, userAgent: string, embedded: boolean, startPage: number, referrerHost: string): void {
     // A view counts once per reader, document and day (decisions §15): the same visitor's next
     // view of the document in this batch, on the same day, can add nothing, so it is not kept.
     // Reloads, and a flood cycling through user agents, then cost the writer one event a visitor.
+    if (this.repeats(last, documentId, at, address)) return;
+    const day = Math.floor(at / 86_400_000);
+    last.batch = this;
+    last.documentId = documentId;
+    last.address = address;
+    last.day = day;
     const doc = this.documents.of(documentId, this.added);
     // Interned in the order `push` takes them, so the batch is the one `push` would have made.
     const a = this.strings.of(address, this.added);
     const g = this.strings.of(addressGroup, this.added);
     const u = this.strings.of(userAgent, this.added);
     const visitor = a * 2 ** 26 + u;
-    const day = Math.floor(at / 86_400_000);
     let seen = this.viewed.get(doc);
     if (!seen) {
       seen = new Map();
@@ -181,6 +204,17 @@ export class StatBatchBuilder {
     this.keyOf[i * 2] = -1;
     this.keyOf[i * 2 + 1] = -1;
     this.visitor(i, a, g, u);
+  }
+
+  /**
+   * Whether a view is `last` again: pushed into this batch for the same user agent (the caller's
+   * `last` is kept per user agent), document, address and day. Counted as left out if so. A caller
+   * that asks first need not work out the rest of the view's parts for a view that adds nothing.
+   */
+  repeats(last: LastView, documentId: string, at: number, address: string): boolean {
+    if (last.batch !== this || last.address !== address || last.documentId !== documentId || last.day !== Math.floor(at / 86_400_000)) return false;
+    this.repeatedViews++;
+    return true;
   }
 
   /** A new row (`doc`: its document's index in `documents`): its index. */

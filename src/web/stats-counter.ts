@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../store/open-store.ts";
-import { statEventsOf, StatBatchBuilder, statBatchOf, unkeyedVisitor, type StatBatch } from "../store/stat-batch.ts";
+import { statEventsOf, StatBatchBuilder, statBatchOf, unkeyedVisitor, type LastView, type StatBatch } from "../store/stat-batch.ts";
 import { keyEvent, type StatEvent } from "../store/statistics.ts";
 import { FLUSH_EVERY_MS } from "../domain/statistics.ts";
 
@@ -66,10 +66,21 @@ export class StatsCounter {
     if (this.open.length >= BATCH) this.seal();
   }
 
-  /** A reader page's view (StatBatchBuilder.pushView): nothing allocated for it on the request path. */
-  pushView(...view: Parameters<StatBatchBuilder["pushView"]>): void {
+  /**
+   * Whether a reader page's view repeats the last one pushed for its user agent into the open
+   * batch (StatBatchBuilder.repeats): then it adds nothing, and its caller is done.
+   */
+  repeatsView(last: LastView, documentId: string, at: number, address: string): boolean {
+    return this.open.repeats(last, documentId, at, address);
+  }
+
+  /**
+   * A reader page's view (StatBatchBuilder.pushView): nothing allocated for it on the request path
+   * (its parameters spelled out: a rest parameter made an array of them on every view).
+   */
+  pushView(last: LastView, documentId: string, at: number, address: string, addressGroup: string, userAgent: string, embedded: boolean, startPage: number, referrerHost: string): void {
     if (!this.room()) return;
-    this.open.pushView(...view);
+    this.open.pushView(last, documentId, at, address, addressGroup, userAgent, embedded, startPage, referrerHost);
     if (this.open.length >= BATCH) this.seal();
   }
 

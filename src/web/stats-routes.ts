@@ -6,6 +6,7 @@ import type { DocumentRecord } from "../domain/document.ts";
 import { isPlainIPv4, newVisitor, visitorUserAgent, type Visitor } from "../domain/reader-identity.ts";
 import { MAX_BEACON_BYTES, parseBeacon, referrerHost, type BeaconReport } from "../domain/statistics.ts";
 import { addressGroup } from "../ops/client-address.ts";
+import { lastView, type LastView } from "../store/stat-batch.ts";
 import type { Store } from "../store/open-store.ts";
 import { StatsCounter } from "./stats-counter.ts";
 
@@ -62,17 +63,25 @@ export interface StatsRouteDeps {
  * on every reader page, and an LRU's reordering (a delete and a set) made it a third dearer.
  * Each answer keeps the user agent's text as first met: a counted visit carries that text into
  * the buffer, so each request's own copy dies with the request, where the buffer kept it for its
- * half second, long enough to be moved to the old generation and collected there.
+ * half second, long enough to be moved to the old generation and collected there. It also keeps
+ * the last view counted with that user agent (`LastView`), so that the same reader's next view
+ * of the document in the same batch is left out at once (a reload costs a few comparisons).
  */
-const BOT_ANSWERS = new Map<string, { bot: boolean; text: string }>();
+interface UserAgentAnswer {
+  bot: boolean;
+  text: string;
+  last: LastView;
+}
+
+const BOT_ANSWERS = new Map<string, UserAgentAnswer>();
 const BOT_ANSWERS_MAX_CHARS = 256 * 1024;
 const BOT_UA_MAX = 1024;
 let botAnswersChars = 0;
 
-function botAnswer(ua: string): { bot: boolean; text: string } {
+function botAnswer(ua: string): UserAgentAnswer {
   let answer = BOT_ANSWERS.get(ua);
   if (answer === undefined) {
-    answer = { bot: isbot(ua), text: ua };
+    answer = { bot: isbot(ua), text: ua, last: lastView() };
     if (ua.length <= BOT_UA_MAX) {
       if (botAnswersChars + ua.length > BOT_ANSWERS_MAX_CHARS) {
         BOT_ANSWERS.clear();
@@ -98,12 +107,12 @@ interface Visit {
 const prefetching = (header: string | string[] | undefined) => header !== undefined && PREFETCH.test(String(header));
 
 /**
- * The visit of a request that may count, read on every reader page's request (one object, nothing
- * else made); undefined for one that must not: counting off, a known bot or link preview (isbot's
- * list, kept by its maintainers), a prefetch or prerender, no user agent at all. Whether it is the
- * document's own publisher is the caller's to ask (`isPublisher`).
+ * The user agent's kept answer for a request that may count, read on every reader page's request
+ * (nothing made for it); undefined for one that must not: counting off, a known bot or link
+ * preview (isbot's list, kept by its maintainers), a prefetch or prerender, no user agent at all.
+ * Whether it is the document's own publisher is the caller's to ask (`isPublisher`).
  */
-function countedVisit(req: FastifyRequest, enabled: boolean): Visit | undefined {
+function countedAgent(req: FastifyRequest, enabled: boolean): UserAgentAnswer | undefined {
   if (!enabled || req.method !== "GET" && req.method !== "POST") return undefined;
   const h = req.headers;
   const ua = h["user-agent"];
@@ -111,7 +120,13 @@ function countedVisit(req: FastifyRequest, enabled: boolean): Visit | undefined 
   const answer = botAnswer(ua);
   if (answer.bot) return undefined;
   if (prefetching(h["sec-purpose"]) || prefetching(h.purpose) || prefetching(h["x-purpose"]) || prefetching(h["x-moz"])) return undefined;
-  return { ip: req.ip, userAgent: answer.text, cookie: h.cookie };
+  return answer;
+}
+
+/** The visit of a request that may count (`countedAgent`), as the events other than a view keep it. */
+function countedVisit(req: FastifyRequest, enabled: boolean): Visit | undefined {
+  const answer = countedAgent(req, enabled);
+  return answer && { ip: req.ip, userAgent: answer.text, cookie: req.headers.cookie };
 }
 
 /** The address group a visitor is bounded by: an IPv4 address itself, an IPv6 address's /64. */
@@ -154,8 +169,8 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
 
   let cookieSecret: string | undefined;
   const secretReady = store.appSessions.cookieSecret().then((s) => (cookieSecret = s)).catch(() => undefined);
-  const isPublisher = (v: Visit, accountId: number) =>
-    cookieSecret !== undefined && publisherOf(cookieSecret, v.cookie) === accountId;
+  const isPublisher = (cookie: string | undefined, accountId: number) =>
+    cookieSecret !== undefined && publisherOf(cookieSecret, cookie) === accountId;
 
   const impressionsSeen = new Map<string, { minute: number; count: number }>();
   const impressionsAllowed = (v: Visit, n: number, now: number): number => {
@@ -196,13 +211,22 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     const doc = await cachedDoc(req.params, now).catch(() => undefined);
     if (!doc || doc.state !== "A" || doc.name !== req.params.name) return reply;
     await secretReady;
-    if (isPublisher(visit, doc.accountId)) return reply;
+    if (isPublisher(visit.cookie, doc.accountId)) return reply;
     counter.push({ kind: "beacon", documentId: doc.documentId, visitor: visitorOf(visit), at: now, report });
     return reply;
   });
 
   /**
-   * A view or a download: the bot check (its answers kept by user agent) and the visitor written
+   * A reader page's view: left out at once if it repeats its user agent's last (`LastView`), else
+   * its parts written into the buffer's columns.
+   */
+  const countView = (req: FastifyRequest, doc: DocumentRecord, opts: { embedded: boolean; startPage: number }, agent: UserAgentAnswer, at: number, ip: string) => {
+    if (isPublisher(req.headers.cookie, doc.accountId) || counter.repeatsView(agent.last, doc.documentId, at, ip)) return;
+    counter.pushView(agent.last, doc.documentId, at, ip, groupOf(ip), visitorUserAgent(agent.text), opts.embedded, opts.startPage, referrerHost(req.headers.referer));
+  };
+
+  /**
+   * A download: the bot check (its answers kept by user agent) and the visitor written
    * into the buffer's columns, a few microseconds; the keys are made when the batch is written
    * (src/store/statistics.ts). A process's first requests, before the app's secret is read, wait for it.
    */
@@ -211,19 +235,23 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
     if (!visit) return;
     const now = Date.now();
     if (cookieSecret !== undefined) {
-      if (!isPublisher(visit, doc.accountId)) count(visit, now);
+      if (!isPublisher(visit.cookie, doc.accountId)) count(visit, now);
       return;
     }
     void secretReady.then(() => {
-      if (!isPublisher(visit, doc.accountId)) count(visit, now);
+      if (!isPublisher(visit.cookie, doc.accountId)) count(visit, now);
     }).catch(fail);
   };
 
   return {
     view(req, doc, opts) {
-      countReader(req, doc, (v, at) =>
-        counter.pushView(doc.documentId, at, v.ip, groupOf(v.ip), visitorUserAgent(v.userAgent), opts.embedded, opts.startPage, referrerHost(req.headers.referer)),
-      );
+      const agent = countedAgent(req, enabled);
+      if (!agent) return;
+      const at = Date.now();
+      const ip = req.ip;
+      // Every view after a process's first few, whose secret is read by then: at once, nothing made.
+      if (cookieSecret !== undefined) countView(req, doc, opts, agent, at, ip);
+      else void secretReady.then(() => countView(req, doc, opts, agent, at, ip)).catch(fail);
     },
     download(req, doc) {
       countReader(req, doc, (v, at) => counter.push({ kind: "download", documentId: doc.documentId, visitor: visitorOf(v), at }));
@@ -236,7 +264,7 @@ export function registerStatistics(web: FastifyInstance, deps: StatsRouteDeps): 
       const allowed = impressionsAllowed(visit, docs.length, now);
       void secretReady.then(() => {
         for (const d of docs.slice(0, allowed)) {
-          if (!isPublisher(visit, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
+          if (!isPublisher(visit.cookie, d.accountId)) counter.push({ kind: "impressions", documentId: d.documentId, at: now, count: 1 });
         }
       });
     },

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
-import { StatBatchBuilder, statBatchOf, statEventsOf } from "../../src/store/stat-batch.ts";
+import { lastView, StatBatchBuilder, statBatchOf, statEventsOf, type LastView } from "../../src/store/stat-batch.ts";
 import type { Store } from "../../src/store/open-store.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
 import { DIALECTS, postgresUnavailable } from "../helpers/dialects.ts";
@@ -75,24 +75,42 @@ test("a batch is held in columns (as buffered, written and sent to the writer pr
 
   // The reader page's path (a view from its parts) fills the same columns as the event would.
   const built = new StatBatchBuilder();
-  built.pushView("d1", T0, visitor.address, visitor.addressGroup, visitor.userAgent, true, 4, "news.example");
+  built.pushView(lastView(), "d1", T0, visitor.address, visitor.addressGroup, visitor.userAgent, true, 4, "news.example");
   built.push(visited[1]!);
   const view: StatEvent = { kind: "view", documentId: "d1", visitor, at: T0, embedded: true, startPage: 4, referrerHost: "news.example" };
   assert.deepStrictEqual(built.seal(), statBatchOf([view, visited[1]!]));
   assert.equal(built.visitorCount, 2);
 
   // The same visitor's view of the same document again in the batch adds nothing and is not kept;
-  // another document's, another visitor's or the next day's is.
+  // another document's, another visitor's or the next day's is. The caller keeps a LastView per
+  // user agent, as the reader page does: a repeat of it is left out at once, and one it no longer
+  // holds (the user agent's last view went elsewhere since) by the batch's own record.
   const again = new StatBatchBuilder();
-  const push = (documentId: string, at: number, userAgent = visitor.userAgent) => again.pushView(documentId, at, visitor.address, visitor.addressGroup, userAgent, false, 1, "");
+  const lasts = new Map<string, LastView>();
+  const push = (documentId: string, at: number, userAgent = visitor.userAgent, address = visitor.address) => {
+    const last = lasts.get(userAgent) ?? lastView();
+    lasts.set(userAgent, last);
+    again.pushView(last, documentId, at, address, address, userAgent, false, 1, "");
+  };
   push("d1", T0);
   push("d1", T0 + 5);
   push("d2", T0 + 5);
   push("d1", T0 + 6, `${visitor.userAgent} 2`);
+  push("d1", T0 + 7);
+  push("d1", T0 + 8, visitor.userAgent, "192.0.2.77");
+  push("d1", T0 + 9);
   push("d1", T0 + 86_400_000);
   push("d1", T0 + 86_400_001);
-  assert.deepStrictEqual(statEventsOf(again.seal()).map((e) => [e.documentId, e.at]), [["d1", T0], ["d2", T0 + 5], ["d1", T0 + 6], ["d1", T0 + 86_400_000]]);
-  assert.equal(again.repeatedViews, 2);
+  again.pushView(lastView(), "d1", T0 + 86_400_002, visitor.address, visitor.addressGroup, visitor.userAgent, false, 1, "");
+  assert.deepStrictEqual(statEventsOf(again.seal()).map((e) => [e.documentId, e.at]), [
+    ["d1", T0], ["d2", T0 + 5], ["d1", T0 + 6], ["d1", T0 + 8], ["d1", T0 + 86_400_000],
+  ]);
+  assert.equal(again.repeatedViews, 5);
+  // A LastView of a batch that was sealed leaves nothing out of the next one.
+  const next = new StatBatchBuilder();
+  next.pushView(lasts.get(visitor.userAgent)!, "d1", T0 + 86_400_003, visitor.address, visitor.addressGroup, visitor.userAgent, false, 1, "");
+  assert.equal(next.length, 1);
+  assert.equal(next.repeatedViews, 0);
 
   // Past its first columns' capacity, a batch grows and keeps every event.
   const many = Array.from({ length: 1000 }, (_, i): StatEvent => ({ ...view, at: T0 + i, startPage: 1 + (i % 9) }));

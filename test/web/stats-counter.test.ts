@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { buildNewDocument, newBlobId, newDocumentIds } from "../../src/domain/document.ts";
 import type { StatEvent } from "../../src/store/statistics.ts";
+import { lastView } from "../../src/store/stat-batch.ts";
 import { StatsCounter } from "../../src/web/stats-counter.ts";
 import { DIALECTS } from "../helpers/dialects.ts";
 import { dbOf } from "../helpers/store-db.ts";
@@ -105,7 +106,7 @@ test("the buffer is bounded by its memory too: distinct long user agents are dro
   // Each visitor's user agent is new and 512 characters (as long as a visitor keeps): about 1 KB held each.
   for (let i = 0; i < 100_000; i++) {
     const userAgent = `${String(i).padStart(8, "0")}${"x".repeat(504)}`;
-    counter.pushView("d1", at, "192.0.2.1", "192.0.2.1", userAgent, false, 1, "");
+    counter.pushView(lastView(), "d1", at, "192.0.2.1", "192.0.2.1", userAgent, false, 1, "");
   }
   assert.ok(counter.dropped > 0, "some dropped");
   assert.ok(counter.pending < 100_000 && counter.pending > 30_000, `held ${counter.pending}`);
