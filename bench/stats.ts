@@ -6,10 +6,12 @@
  *    each a view and four beacons; and beacons per second the HTTP route answers (204) under
  *    autocannon while its counter writes them.
  * 2. The reader page's p99 under load with counting on, as a ratio of its p99 with counting off
- *    (QUIRE_STATISTICS=0), rounds taken in turn on two servers built alike (target within 10%):
+ *    (QUIRE_STATISTICS=0), rounds taken in turn on servers built alike (target within 10%):
  *    `quire serve --no-worker` from a fresh build, each in a process of its own, as production
  *    runs it (in this process, under tsx, the two servers shared one heap and the "on" server's
- *    writer thread started under tsx's loader).
+ *    writer thread started under tsx's loader); two processes of each kind, whose rounds are
+ *    pooled, since one process against another alike differs by itself by up to ±12% in p99
+ *    for its whole life (docs/statistics.md, "An eighth machine").
  * 3. The app's statistics pages (account, per document; last 30 days and 12 months) for an account
  *    of 1,000 documents and a year of figures generated as per-day rows directly (what about 10
  *    million counted events become): p50 and p99 over sequential requests (target p99 < 50 ms).
@@ -44,6 +46,8 @@ const READERS = 20_000;
 const DOCS_INGEST = 200;
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const ROUNDS = 8;
+/** Server processes of each kind (counting on, off), taking the rounds in turn. */
+const PROCESSES = 2;
 const ROUND_S = 3;
 const STATS_DOCS = 1000;
 const DAYS = 365;
@@ -210,9 +214,14 @@ export async function benchStats(): Promise<void> {
   // Written every FLUSH_EVERY_MS as `quire serve` writes them (the test servers' default is 50 ms).
   const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" }, { statsFlushMs: FLUSH_EVERY_MS });
   const off = await startTestServer({ QUIRE_STATISTICS: "0" }, { statsFlushMs: FLUSH_EVERY_MS });
+  // The other processes' databases, made alike: a server of each kind more for each process.
+  const more = { on: [] as TestServer[], off: [] as TestServer[] };
+  for (let i = 1; i < PROCESSES; i++) {
+    more.on.push(await startTestServer({ QUIRE_STATISTICS: "1" }, { statsFlushMs: FLUSH_EVERY_MS }));
+    more.off.push(await startTestServer({ QUIRE_STATISTICS: "0" }, { statsFlushMs: FLUSH_EVERY_MS }));
+  }
   const dist = join(ROOT, ".tmp", `bench-stats-dist-${process.pid}`);
-  let servedOn: CompiledServer | undefined;
-  let servedOff: CompiledServer | undefined;
+  const served: CompiledServer[] = [];
   try {
     // 1. Ingestion through the counter (the beacon route under load comes after 2).
     // On a server of its own: the reader page's two servers stay alike (the ingestion's writes
@@ -222,12 +231,18 @@ export async function benchStats(): Promise<void> {
     process.stdout.write(`ingestion (SQLite): ${ingest.events} events (20,000 readers: a view and 4 beacons each) written at ${Math.round(ingest.eventsPerSecond)} events/s (target ≥ 5,000); ${Math.round(ingest.eventsPerCpuSecond)} events per second of processor time\n`);
 
     const readerOn = await publishReader(on);
-    const readerOff = await publishReader(off);
     // Each database then served by `quire serve` from a fresh build (the servers here stay idle).
     await exec(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--out-dir", dist]);
-    servedOn = await startCompiledServer(dist, on.dataDir, { QUIRE_STATISTICS: "1" });
-    servedOff = await startCompiledServer(dist, off.dataDir, { QUIRE_STATISTICS: "0" });
-    const reader = { on: { server: servedOn, path: readerOn }, off: { server: servedOff, path: readerOff } };
+    const serve = async (server: TestServer, counting: boolean, path?: string) => {
+      const readerPath = path ?? (await publishReader(server));
+      const compiled = await startCompiledServer(dist, server.dataDir, { QUIRE_STATISTICS: counting ? "1" : "0" });
+      served.push(compiled);
+      return { server: compiled, path: readerPath };
+    };
+    const readers = { on: [await serve(on, true, readerOn)], off: [await serve(off, false)] };
+    for (const s of more.on) readers.on.push(await serve(s, true));
+    for (const s of more.off) readers.off.push(await serve(s, false));
+    const servedOn = readers.on[0]!.server;
     // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
     //    drift of the machine's load favours neither), each round's p99 measured to the
     //    microsecond: with 2 connections (a steady load: below saturation where the page costs
@@ -237,27 +252,29 @@ export async function benchStats(): Promise<void> {
     //    is a view counted through the whole path (bot check, keys, buffer, the process writing
     //    the batches); the user agents of READER_AGENTS make each a reader of its own to look up
     //    when written.
-    await latencyLoad(reader.on.server, reader.on.path, 10, 2);
-    await latencyLoad(reader.off.server, reader.off.path, 10, 2);
+    for (const r of [...readers.on, ...readers.off]) await latencyLoad(r.server, r.path, 10, 2);
     for (const connections of [2, 10]) {
-      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number; n: number; cpuOn: number; cpuOff: number }> = [];
+      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number; n: number; cpuOn: number; cpuOff: number; pair: number }> = [];
       const pooled = { on: [] as Float64Array[], off: [] as Float64Array[] };
       for (let i = 0; i < ROUNDS; i++) {
-        const [first, second] = i % 2 === 0 ? [reader.off, reader.on] : [reader.on, reader.off];
+        // The processes' pairs in turn, and within each pair off then on, on then off.
+        const pair = i % PROCESSES;
+        const reader = { on: readers.on[pair]!, off: readers.off[pair]! };
+        const [first, second] = Math.floor(i / PROCESSES) % 2 === 0 ? [reader.off, reader.on] : [reader.on, reader.off];
         const a = await latencyLoad(first.server, first.path, connections, ROUND_S);
         const b = await latencyLoad(second.server, second.path, connections, ROUND_S);
         const [off, on] = first === reader.off ? [a, b] : [b, a];
         pooled.on.push(on.latencies);
         pooled.off.push(off.latencies);
-        rounds.push({ off: off.p99, on: on.p99, rpsOff: off.rps, rpsOn: on.rps, n: on.n + off.n, cpuOn: on.cpuUs, cpuOff: off.cpuUs });
+        rounds.push({ off: off.p99, on: on.p99, rpsOff: off.rps, rpsOn: on.rps, n: on.n + off.n, cpuOn: on.cpuUs, cpuOff: off.cpuUs, pair });
       }
       const ratios = rounds.map((r) => r.on / r.off);
       const pooledOn = p99Of(pooled.on);
       const pooledOff = p99Of(pooled.off);
       process.stdout.write(
-        `reader page p99 (quire serve in its own process), ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
+        `reader page p99 (quire serve, ${PROCESSES} processes of each kind), ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
           rounds.map((r, i) =>
-            `  round ${i + 1}: on ${r.on.toFixed(2)} ms, off ${r.off.toFixed(2)} ms, ratio ${(r.on / r.off).toFixed(2)}; ${Math.round(r.rpsOn)} vs ${Math.round(r.rpsOff)} req/s; ` +
+            `  round ${i + 1} (processes ${r.pair + 1}): on ${r.on.toFixed(2)} ms, off ${r.off.toFixed(2)} ms, ratio ${(r.on / r.off).toFixed(2)}; ${Math.round(r.rpsOn)} vs ${Math.round(r.rpsOff)} req/s; ` +
             `processor ${Math.round(r.cpuOn)} vs ${Math.round(r.cpuOff)} µs a request\n`).join("") +
           `  median: on ${median(rounds.map((r) => r.on)).toFixed(2)} ms, off ${median(rounds.map((r) => r.off)).toFixed(2)} ms, ratio ${median(ratios).toFixed(2)} ` +
           `(target ≤ 1.10); ${Math.round(median(rounds.map((r) => r.rpsOn)))} vs ${Math.round(median(rounds.map((r) => r.rpsOff)))} req/s; ` +
@@ -288,10 +305,10 @@ export async function benchStats(): Promise<void> {
       process.stdout.write(`  ${path.replace(year.documentId, "<documentId>")}: p50 ${t.p50.toFixed(1)} ms, p99 ${t.p99.toFixed(1)} ms (target p99 < 50 ms)\n`);
     }
   } finally {
-    await servedOn?.kill();
-    await servedOff?.kill();
+    for (const s of served) await s.kill();
     await rm(dist, { recursive: true, force: true });
     await on.close();
     await off.close();
+    for (const s of [...more.on, ...more.off]) await s.close();
   }
 }
