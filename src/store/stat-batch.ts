@@ -130,6 +130,8 @@ export class StatBatchBuilder {
   visitorCount = 0;
   /** Views left out: the same visitor's view of the same document earlier in this batch, that day (pushView). */
   repeatedViews = 0;
+  /** The LastViews this batch's views were kept in: cleared when it is sealed, so no address outlives its batch there. */
+  private readonly lasts: LastView[] = [];
   /** By document index: each visitor's (address and user agent indexes) day of their view in this batch. */
   private readonly viewed = new Map<number, Map<number, number>>();
 
@@ -183,6 +185,7 @@ export class StatBatchBuilder {
     last.documentId = documentId;
     last.address = address;
     last.day = day;
+    this.lasts.push(last);
     const doc = this.documents.of(documentId, this.added);
     // Interned in the order `push` takes them, so the batch is the one `push` would have made.
     const a = this.strings.of(address, this.added);
@@ -258,6 +261,15 @@ export class StatBatchBuilder {
 
   /** The batch at its length (its columns copied to fit: the builder may go on). */
   seal(): StatBatch {
+    // A visitor's address waits in memory only until its batch is written (docs/statistics.md).
+    for (const last of this.lasts) {
+      if (last.batch !== this) continue;
+      last.batch = undefined;
+      last.address = "";
+      last.documentId = "";
+      last.day = -1;
+    }
+    this.lasts.length = 0;
     const n = this.n;
     return {
       kinds: this.kinds.slice(0, n), documentOf: this.documentOf.slice(0, n), documents: this.documents.list.slice(),

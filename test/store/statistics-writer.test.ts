@@ -106,9 +106,14 @@ test("a batch is held in columns (as buffered, written and sent to the writer pr
     ["d1", T0], ["d2", T0 + 5], ["d1", T0 + 6], ["d1", T0 + 8], ["d1", T0 + 86_400_000],
   ]);
   assert.equal(again.repeatedViews, 5);
-  // A LastView of a batch that was sealed leaves nothing out of the next one.
+  // Sealed, the batch no longer leaves a visitor's address in the views kept for it.
+  assert.deepStrictEqual(lasts.get(visitor.userAgent), lastView());
+  // A LastView kept for another batch leaves nothing out of this one.
   const next = new StatBatchBuilder();
-  next.pushView(lasts.get(visitor.userAgent)!, "d1", T0 + 86_400_003, visitor.address, visitor.addressGroup, visitor.userAgent, false, 1, "");
+  const kept = lastView();
+  const before = new StatBatchBuilder();
+  before.pushView(kept, "d1", T0, visitor.address, visitor.addressGroup, visitor.userAgent, false, 1, "");
+  next.pushView(kept, "d1", T0, visitor.address, visitor.addressGroup, visitor.userAgent, false, 1, "");
   assert.equal(next.length, 1);
   assert.equal(next.repeatedViews, 0);
 
