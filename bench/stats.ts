@@ -9,7 +9,7 @@
  *    (QUIRE_STATISTICS=0), rounds taken in turn on servers built alike (target within 10%):
  *    `quire serve --no-worker` from a fresh build, each in a process of its own, as production
  *    runs it (in this process, under tsx, the two servers shared one heap and the "on" server's
- *    writer thread started under tsx's loader); three processes of each kind, since one process
+ *    writer thread started under tsx's loader); five processes of each kind, since one process
  *    against another alike differs by itself by up to ±12% in p99 for its whole life, and about
  *    one in eight runs 2–2.5 times slower at 10 connections (docs/statistics.md, "An eighth
  *    machine", "A tenth machine"): the figure is the median of each kind's processes' p99s, each
@@ -47,13 +47,14 @@ const READER_AGENTS = Array.from({ length: 1000 }, (_, i) => UA.replace("Chrome/
 const READERS = 20_000;
 const DOCS_INGEST = 200;
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const ROUNDS = 12;
+const ROUNDS = 20;
 /**
- * Server processes of each kind (counting on, off), taking the rounds in turn. Three, so that the
- * median of their p99s leaves out one process of a kind that runs slow for its whole life (about
- * one in eight here, with counting on or off alike: docs/statistics.md, "A tenth machine").
+ * Server processes of each kind (counting on, off), taking the rounds in turn. Five, so that the
+ * median of their p99s leaves out a process of a kind that runs slow for its whole life (about
+ * one in eight here, with counting on or off alike), and one process's own ±12% moves it less
+ * than with three (docs/statistics.md, "A tenth machine").
  */
-const PROCESSES = 3;
+const PROCESSES = 5;
 const ROUND_S = 3;
 const STATS_DOCS = 1000;
 const DAYS = 365;
