@@ -11,7 +11,7 @@
  *    runs it (in this process, under tsx, the two servers shared one heap and the "on" server's
  *    writer thread started under tsx's loader); five processes of each kind, since one process
  *    against another alike differs by itself by up to ±12% in p99 for its whole life, and about
- *    one in eight runs 2–2.5 times slower at 10 connections (docs/statistics.md, "An eighth
+ *    one in twelve runs 2–3 times slower at 10 connections (docs/statistics.md, "An eighth
  *    machine", "A tenth machine"): the figure is the median of each kind's processes' p99s, each
  *    over the process's rounds; every request's pooled p99 is printed beside it.
  * 3. The app's statistics pages (account, per document; last 30 days and 12 months) for an account
@@ -49,10 +49,11 @@ const DOCS_INGEST = 200;
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const ROUNDS = 20;
 /**
- * Server processes of each kind (counting on, off), taking the rounds in turn. Five, so that the
- * median of their p99s leaves out a process of a kind that runs slow for its whole life (about
- * one in eight here, with counting on or off alike), and one process's own ±12% moves it less
- * than with three (docs/statistics.md, "A tenth machine").
+ * Server processes of each kind (counting on, off), taking the rounds in turn. Five, so that one
+ * process's own ±12% moves the median of their p99s less than with three. The median also leaves
+ * out a process that runs 2–3 times slower for its whole life (about one in twelve here, lately
+ * only counting ones; whether that is counting's doing is open: docs/statistics.md, "A tenth
+ * machine"), so every process's p99 is printed beside it.
  */
 const PROCESSES = 5;
 const ROUND_S = 3;
