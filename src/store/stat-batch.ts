@@ -130,7 +130,7 @@ export class StatBatchBuilder {
   visitorCount = 0;
   /** Views left out: the same visitor's view of the same document earlier in this batch, that day (pushView). */
   repeatedViews = 0;
-  /** The LastViews this batch's views were kept in: cleared when it is sealed, so no address outlives its batch there. */
+  /** The LastViews this batch's views were kept in, each once: cleared when it is sealed, so no address outlives its batch there. */
   private readonly lasts: LastView[] = [];
   /** By document index: each visitor's (address and user agent indexes) day of their view in this batch. */
   private readonly viewed = new Map<number, Map<number, number>>();
@@ -181,11 +181,12 @@ export class StatBatchBuilder {
     // Reloads, and a flood cycling through user agents, then cost the writer one event a visitor.
     if (this.repeats(last, documentId, at, address)) return;
     const day = Math.floor(at / 86_400_000);
+    // Listed once per batch: a user agent's next views (other documents, addresses) reuse it.
+    if (last.batch !== this) this.lasts.push(last);
     last.batch = this;
     last.documentId = documentId;
     last.address = address;
     last.day = day;
-    this.lasts.push(last);
     const doc = this.documents.of(documentId, this.added);
     // Interned in the order `push` takes them, so the batch is the one `push` would have made.
     const a = this.strings.of(address, this.added);
