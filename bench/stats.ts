@@ -238,19 +238,18 @@ export async function benchStats(): Promise<void> {
     const ingest = await ingestion(ingestServer).finally(() => ingestServer.close());
     process.stdout.write(`ingestion (SQLite): ${ingest.events} events (20,000 readers: a view and 4 beacons each) written at ${Math.round(ingest.eventsPerSecond)} events/s (target ≥ 5,000); ${Math.round(ingest.eventsPerCpuSecond)} events per second of processor time\n`);
 
-    const readerOn = await publishReader(on);
     // Each database then served by `quire serve` from a fresh build (the servers here stay idle).
     await exec(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--out-dir", dist]);
-    const serve = async (server: TestServer, counting: boolean, path?: string) => {
-      const readerPath = path ?? (await publishReader(server));
+    const serve = async (server: TestServer, counting: boolean) => {
+      const path = await publishReader(server);
       const compiled = await startCompiledServer(dist, server.dataDir, { QUIRE_STATISTICS: counting ? "1" : "0" });
       served.push(compiled);
-      return { server: compiled, path: readerPath };
+      return { server: compiled, path };
     };
-    const readers = { on: [await serve(on, true, readerOn)], off: [await serve(off, false)] };
+    const readers = { on: [await serve(on, true)], off: [await serve(off, false)] };
     for (const s of more.on) readers.on.push(await serve(s, true));
     for (const s of more.off) readers.off.push(await serve(s, false));
-    const servedOn = readers.on[0]!.server;
+    const { server: servedOn, path: readerOn } = readers.on[0]!;
     // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
     //    drift of the machine's load favours neither), each round's p99 measured to the
     //    microsecond: with 2 connections (a steady load: below saturation where the page costs
