@@ -57,5 +57,6 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s \
 # worker too). The capability stays in the bounding set only: a non-root process does not hold it.
 # Without it the worker refuses to start (QUIRE_UNSAFE_NO_SANDBOX=1 overrides, unsafely).
 USER quire
-ENTRYPOINT ["node", "bin/quire.js"]
+# With the flags of bin/node-flags.js, as `quire` and `npm start` give them (docs/scaling.md, "Operating notes").
+ENTRYPOINT ["node", "--min-semi-space-size=16", "bin/quire.js"]
 CMD ["serve"]

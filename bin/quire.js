@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --min-semi-space-size=16
 // Runs the compiled `dist/` (npm run build, done by `npm ci`). From a checkout whose sources are
 // newer than dist/ (a developer editing src/), it runs the sources through tsx instead, so
 // `quire` never runs stale code.

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { NODE_FLAGS } from "../../bin/node-flags.js";
 import { PROJECT_ROOT, QUIRE_BIN } from "./paths.ts";
 
 export interface QuireProcess {
@@ -15,12 +16,12 @@ export interface QuireProcess {
 }
 
 /**
- * Runs `quire <args>` as its own process (bin/quire.js), as an operator would. `cpus` (a taskset
- * list such as "0") keeps the process and all it starts on those cores: a machine of that many
- * cores, for the benchmarks.
+ * Runs `quire <args>` as its own process (bin/quire.js, with the flags its first line gives
+ * node), as an operator would. `cpus` (a taskset list such as "0") keeps the process and all it
+ * starts on those cores: a machine of that many cores, for the benchmarks.
  */
 export function spawnQuire(args: string[], env: Record<string, string>, opts: { cpus?: string } = {}): QuireProcess {
-  const command = [process.execPath, QUIRE_BIN, ...args];
+  const command = [process.execPath, ...NODE_FLAGS, QUIRE_BIN, ...args];
   if (opts.cpus !== undefined) command.unshift("taskset", "--cpu-list", opts.cpus);
   const child = spawn(command[0]!, command.slice(1), {
     cwd: PROJECT_ROOT,

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { parse } from "yaml";
+import { NODE_FLAGS } from "../../bin/node-flags.js";
 import { QuireClient, unwrap } from "../../src/client/quire-client.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createDatabase, dropDatabase, PG_ADMIN_URL, postgresUnavailable } from "../helpers/dialects.ts";
@@ -22,7 +23,7 @@ import { startS3Server, type TestS3Server } from "../helpers/s3-server.ts";
  * compose.yaml, read as Compose reads it (merge keys included), checked against the code, then run
  * for real on this machine's stand-ins: the local PostgreSQL for `postgres`, an s3rver for `minio`
  * (bucket made as `minio-init` makes it), and the `api` and `worker` services started with their
- * own command and environment, as the image's ENTRYPOINT (`node bin/quire.js`) starts them. No
+ * own command and environment, as the image's ENTRYPOINT (`node <flags> bin/quire.js`) starts them. No
  * Docker engine is involved: pulling images, HEALTHCHECK scheduling, volumes and cap_add are not
  * tested here (scripts/check-image.ts builds the image with buildah and runs it).
  */
@@ -114,7 +115,7 @@ const byName = (name: string) => {
 test("compose.yaml: the built services run commands the CLI knows", () => {
   assert.deepEqual(built.map(([n]) => n).sort(), ["api", "worker"]);
   // The run below starts each command as this ENTRYPOINT does.
-  assert.deepEqual(JSON.parse(/^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1] ?? "null"), ["node", "bin/quire.js"]);
+  assert.deepEqual(JSON.parse(/^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1] ?? "null"), ["node", ...NODE_FLAGS, "bin/quire.js"]);
   const known = new Set([...cliSource.matchAll(/case "([a-z-]+)":/g)].map((m) => m[1]!));
   for (const [name, service] of built) {
     const [command, ...flags] = list(service.command ?? /^CMD\s+(.+)$/m.exec(dockerfile)![1]!.trim().replace(/^\[|\]$/g, "").replace(/"/g, "").split(/,\s*/));
@@ -247,9 +248,9 @@ interface Container {
   exited: Promise<number | string>;
 }
 
-/** `node bin/quire.js <command>`, as the image's ENTRYPOINT runs it, from the project folder (the image's WORKDIR). */
+/** `node <flags> bin/quire.js <command>`, as the image's ENTRYPOINT runs it, from the project folder (the image's WORKDIR). */
 function start(service: Service, env: Record<string, string>): Container {
-  const child = spawn(process.execPath, ["bin/quire.js", ...list(service.command)], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...NODE_FLAGS, "bin/quire.js", ...list(service.command)], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   running.push(child);
   let out = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
