@@ -1,13 +1,14 @@
 /**
  * What the benchmarks that measure a real server process share: `quire serve --no-worker` from
- * the compiled build (as production runs it: from the sources, tsx would also be loaded into
- * every worker thread the server starts, and weigh on the figures), and a document converted by
- * the real pipeline, waited for.
+ * the compiled build, with the flags Quire's start gives node (as production runs it: from the
+ * sources, tsx would also be loaded into every worker thread the server starts, and weigh on the
+ * figures), and a document converted by the real pipeline, waited for.
  */
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { request, type Agent } from "node:http";
 import { join } from "node:path";
+import { NODE_FLAGS } from "../bin/node-flags.js";
 import { unwrap, type QuireClient } from "../src/client/quire-client.ts";
 import { exited } from "../test/helpers/server-process.ts";
 import { cpuSecondsOfTree } from "./bench-common.ts";
@@ -22,7 +23,8 @@ export interface CompiledServer {
 }
 
 export async function startCompiledServer(dist: string, dataDir: string, env: Record<string, string> = {}): Promise<CompiledServer> {
-  const child = spawn(process.execPath, [join(dist, "cli", "main.js"), "serve", "--no-worker"], {
+  // With the flags every way of starting Quire gives node (bin/node-flags.js).
+  const child = spawn(process.execPath, [...NODE_FLAGS, join(dist, "cli", "main.js"), "serve", "--no-worker"], {
     env: { ...process.env, QUIRE_DATA_DIR: dataDir, QUIRE_PORT: "0", QUIRE_DEMO_ACCOUNT: "0", QUIRE_LOG_LEVEL: "silent", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,10 +1,16 @@
-// A closed-loop HTTP load in a process of its own (bench/stats.ts): `connections` keep-alive
-// connections each send the next request as soon as the previous one is answered, for
+// A closed-loop HTTP load in a process of its own (bench/stats.ts), kept for the whole benchmark:
+// each job it is sent ({ url, connections, durationMs, userAgents }) runs `connections` keep-alive
+// connections, each sending the next request as soon as the previous one is answered, for
 // `durationMs`, and every answer's latency is taken with the monotonic clock in microseconds
-// (autocannon's p99 is whole milliseconds, too coarse for a page answered in one or two).
-// Requests take their user agents from `userAgents` in turn.
+// (autocannon's p99 is whole milliseconds, too coarse for a page answered in one or two); the
+// answer is { latencies, failures, seconds }. Requests take their user agents from `userAgents`
+// (the last list sent) in turn.
 //
-// Written on plain sockets, each request's bytes made once before the load starts: node:http's
+// One process for every round: a process started for each round spent its own start (40–60 ms of
+// processor time on a 2-core machine) and its code's first, unoptimised requests in the round it
+// measured, a share that grows as rounds get shorter (docs/statistics.md, "An eleventh machine").
+//
+// Written on plain sockets, each request's bytes made once per address and user agent list: node:http's
 // client spent about as much processor time per request as the server it measured, so on a 2-core
 // machine the load itself kept the second core busy, and whatever else the server ran (its
 // statistics writer) took its processor time from the server's requests rather than from an idle
@@ -12,15 +18,6 @@
 // Plain JavaScript: the child needs no loader for it. Its own process, so that the processor time
 // of the bench's process is the servers' alone.
 import { connect } from "node:net";
-
-const { url, connections, durationMs, userAgents } = JSON.parse(process.argv[2]);
-const target = new URL(url);
-const requests = userAgents.map((ua) =>
-  Buffer.from(`GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: ${ua}\r\nAccept: text/html\r\n\r\n`, "latin1"));
-let sent = 0;
-const latencies = [];
-let failures = 0;
-const end = performance.now() + durationMs;
 
 const HEAD_END = Buffer.from("\r\n\r\n");
 
@@ -53,7 +50,7 @@ function answerLength(buf, status) {
   }
 }
 
-const lane = () =>
+const lane = (target, requests, end, sent, latencies, counts) =>
   new Promise((resolve) => {
     const socket = connect({ host: target.hostname, port: Number(target.port) });
     socket.setNoDelay(true);
@@ -67,7 +64,7 @@ const lane = () =>
         return;
       }
       t0 = process.hrtime.bigint();
-      socket.write(requests[sent++ % requests.length]);
+      socket.write(requests[sent.n++ % requests.length]);
     };
     socket.on("connect", next);
     socket.on("data", (chunk) => {
@@ -75,17 +72,46 @@ const lane = () =>
       const n = answerLength(pending, status);
       if (n < 0) return;
       latencies.push(Number(process.hrtime.bigint() - t0) / 1000);
-      if (status.code !== 200) failures++;
+      if (status.code !== 200) counts.failures++;
       pending = pending.subarray(n);
       next();
     });
     socket.on("error", () => {
-      failures++;
+      counts.failures++;
       resolve();
     });
     // A connection the server closes ends its lane (resolving twice is harmless).
     socket.on("close", () => resolve());
   });
 
-await Promise.all(Array.from({ length: connections }, lane));
-process.send({ latencies, failures, seconds: durationMs / 1000 }, () => process.disconnect());
+let userAgents = [];
+/** Every request's bytes by address, for the current user agent list. */
+const built = new Map();
+
+function requestsFor(url) {
+  let requests = built.get(url);
+  if (!requests) {
+    const target = new URL(url);
+    requests = userAgents.map((ua) =>
+      Buffer.from(`GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nUser-Agent: ${ua}\r\nAccept: text/html\r\n\r\n`, "latin1"));
+    built.set(url, requests);
+  }
+  return requests;
+}
+
+process.on("message", async (job) => {
+  if (job.userAgents) {
+    userAgents = job.userAgents;
+    built.clear();
+  }
+  const target = new URL(job.url);
+  const requests = requestsFor(job.url);
+  const latencies = [];
+  const counts = { failures: 0 };
+  const sent = { n: 0 };
+  const end = performance.now() + job.durationMs;
+  await Promise.all(Array.from({ length: job.connections }, () => lane(target, requests, end, sent, latencies, counts)));
+  process.send({ latencies, failures: counts.failures, seconds: job.durationMs / 1000 });
+});
+// Ends with the benchmark that started it.
+process.on("disconnect", () => process.exit(0));

@@ -6,14 +6,14 @@
  *    each a view and four beacons; and beacons per second the HTTP route answers (204) under
  *    autocannon while its counter writes them.
  * 2. The reader page's p99 under load with counting on, as a ratio of its p99 with counting off
- *    (QUIRE_STATISTICS=0), rounds taken in turn on servers built alike (target within 10%):
- *    `quire serve --no-worker` from a fresh build, each in a process of its own, as production
- *    runs it (in this process, under tsx, the two servers shared one heap and the "on" server's
- *    writer thread started under tsx's loader); five processes of each kind, since one process
- *    against another alike differs by itself by up to ±12% in p99 for its whole life, and about
- *    one in twelve runs 2–3 times slower at 10 connections (docs/statistics.md, "An eighth
- *    machine", "A tenth machine"): the figure is the median of each kind's processes' p99s, each
- *    over the process's rounds; every request's pooled p99 is printed beside it.
+ *    (QUIRE_STATISTICS=0), measured in the same run (target within 10%): `quire serve --no-worker`
+ *    from a fresh build with the flags Quire's start gives node, each in a process of its own, as
+ *    production runs it (in this process, under tsx, the two servers shared one heap and the "on"
+ *    server's writer thread started under tsx's loader); three processes of each kind, each taking
+ *    a round of a second in turn, twenty times over, with one load process for every round. The
+ *    figure is the median of each kind's processes' p99s, each over the process's rounds; every
+ *    request's pooled p99, and each pair of rounds side by side, are printed beside it
+ *    (docs/statistics.md, "An eleventh machine").
  * 3. The app's statistics pages (account, per document; last 30 days and 12 months) for an account
  *    of 1,000 documents and a year of figures generated as per-day rows directly (what about 10
  *    million counted events become): p50 and p99 over sequential requests (target p99 < 50 ms).
@@ -47,16 +47,22 @@ const READER_AGENTS = Array.from({ length: 1000 }, (_, i) => UA.replace("Chrome/
 const READERS = 20_000;
 const DOCS_INGEST = 200;
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const ROUNDS = 20;
 /**
- * Server processes of each kind (counting on, off), taking the rounds in turn. Five, so that one
- * process's own ±12% moves the median of their p99s less than with three. The median also leaves
- * out a process that runs 2–3 times slower for its whole life (about one in twelve here, lately
- * only counting ones; whether that is counting's doing is open: docs/statistics.md, "A tenth
- * machine"), so every process's p99 is printed beside it.
+ * Server processes of each kind (counting on, off). Several, since one process against another
+ * alike differed by itself by up to ±12% in p99 for its whole life when each process waited most
+ * of a minute between rounds of 3 s (docs/statistics.md, "An eighth machine", "A tenth machine");
+ * with rounds of a second in turn, the processes of a kind agree within a few percent ("An
+ * eleventh machine"), so three suffice.
  */
-const PROCESSES = 5;
-const ROUND_S = 3;
+const PROCESSES = 3;
+/**
+ * Every process takes a round of ROUND_S in turn, CYCLES times over: each waits only for the
+ * others' rounds (5 s), where with rounds of 3 s among ten processes it waited 27 s, enough for
+ * V8 to shrink its heap and its writer to sleep, and spent about a third more processor time on
+ * each request after it (docs/statistics.md, "An eleventh machine").
+ */
+const CYCLES = 20;
+const ROUND_S = 1;
 const STATS_DOCS = 1000;
 const DAYS = 365;
 
@@ -127,23 +133,40 @@ async function ingestion(server: TestServer): Promise<{ eventsPerSecond: number;
   return { eventsPerSecond: events.length / seconds, events: events.length, eventsPerCpuSecond: events.length / cpu };
 }
 
+/** The load (bench/latency-load.mjs): one process for every round, so that no round pays for its start. */
+class LoadProcess {
+  private readonly child = fork(fileURLToPath(new URL("./latency-load.mjs", import.meta.url)), [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  private agentsSent = false;
+
+  run(url: string, connections: number, seconds: number): Promise<{ latencies: number[]; failures: number; seconds: number }> {
+    const job = { url, connections, durationMs: seconds * 1000, ...(this.agentsSent ? {} : { userAgents: READER_AGENTS }) };
+    this.agentsSent = true;
+    return new Promise((resolve, reject) => {
+      const ended = (code: number | null) => reject(new Error(`the load process exited with ${code}`));
+      this.child.once("exit", ended);
+      this.child.once("message", (m) => {
+        this.child.off("exit", ended);
+        resolve(m as { latencies: number[]; failures: number; seconds: number });
+      });
+      this.child.send(job);
+    });
+  }
+
+  close(): void {
+    if (this.child.connected) this.child.disconnect();
+  }
+}
+
 /**
- * The reader page under a closed-loop load of `connections` (bench/latency-load.mjs, in a process
- * of its own): every answer's latency in microseconds; p99, requests per second, and the processor
- * time the server's process (every thread of it) spent per request, a figure a busy machine's
- * scheduling disturbs far less than a p99.
+ * The reader page under a closed-loop load of `connections`: every answer's latency in
+ * microseconds; p99, requests per second, and the processor time the server's process (every
+ * thread of it, and its writer) spent per request, a figure a busy machine's scheduling disturbs
+ * far less than a p99.
  */
-async function latencyLoad(server: CompiledServer, path: string, connections: number, seconds: number): Promise<{ p99: number; rps: number; n: number; cpuUs: number; latencies: Float64Array }> {
+async function latencyLoad(load: LoadProcess, server: CompiledServer, path: string, connections: number, seconds: number): Promise<{ p99: number; rps: number; n: number; cpuUs: number; latencies: Float64Array }> {
   const url = server.url + path;
   const cpu0 = await server.cpuSeconds();
-  const child = fork(fileURLToPath(new URL("./latency-load.mjs", import.meta.url)), [JSON.stringify({ url, connections, durationMs: seconds * 1000, userAgents: READER_AGENTS })], {
-    execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const r = await new Promise<{ latencies: number[]; failures: number; seconds: number }>((res, rej) => {
-    child.once("message", (m) => res(m as { latencies: number[]; failures: number; seconds: number }));
-    child.once("error", rej);
-    child.once("exit", (code) => rej(new Error(`the load process exited with ${code}`)));
-  });
+  const r = await load.run(url, connections, seconds);
   const cpuUs = ((await server.cpuSeconds()) - cpu0) * 1e6;
   if (r.failures > 0) throw new Error(`${url}: ${r.failures} failed requests`);
   const sorted = Float64Array.from(r.latencies).sort();
@@ -218,6 +241,50 @@ async function timePage(get: (path: string) => Promise<Response>, path: string, 
   return { p50: quantile(ms, 0.5), p99: quantile(ms, 0.99) };
 }
 
+type Reader = { server: CompiledServer; path: string };
+
+/**
+ * One figure's rounds: every process takes a round in turn, CYCLES times over, a process of each
+ * kind side by side (off then on, on then off in the next cycle, so a drift of the machine's load
+ * favours neither); the report.
+ */
+async function readerRounds(loader: LoadProcess, readers: { on: Reader[]; off: Reader[] }, connections: number): Promise<string> {
+  const order: Array<{ kind: "on" | "off"; process: number }> = [];
+  for (let p = 0; p < PROCESSES; p++) order.push({ kind: "off", process: p }, { kind: "on", process: p });
+  type Round = { p99: number; rps: number; n: number; cpuUs: number; latencies: Float64Array };
+  const rounds = { on: readers.on.map(() => [] as Round[]), off: readers.off.map(() => [] as Round[]) };
+  const pairs: number[] = [];
+  for (let c = 0; c < CYCLES; c++) {
+    const cycle = c % 2 === 0 ? order : [...order].reverse();
+    const p99s = { on: [] as number[], off: [] as number[] };
+    for (const { kind, process: p } of cycle) {
+      const r = await latencyLoad(loader, readers[kind][p]!.server, readers[kind][p]!.path, connections, ROUND_S);
+      rounds[kind][p]!.push(r);
+      p99s[kind][p] = r.p99;
+    }
+    for (let p = 0; p < PROCESSES; p++) pairs.push(p99s.on[p]! / p99s.off[p]!);
+  }
+  const processes = (kind: "on" | "off") => rounds[kind].map((rs) => ({
+    p99: p99Of(rs.map((r) => r.latencies)), rps: median(rs.map((r) => r.rps)), cpuUs: median(rs.map((r) => r.cpuUs)),
+  }));
+  const on = processes("on");
+  const off = processes("off");
+  const pooledOn = p99Of(rounds.on.flat().map((r) => r.latencies));
+  const pooledOff = p99Of(rounds.off.flat().map((r) => r.latencies));
+  const processOn = median(on.map((x) => x.p99));
+  const processOff = median(off.map((x) => x.p99));
+  const requests = median([...rounds.on.flat(), ...rounds.off.flat()].map((r) => r.n));
+  return (
+    `reader page p99 (quire serve, ${PROCESSES} processes of each kind), ${connections} connections, ${CYCLES} cycles of a ${ROUND_S}-s round per process (${requests} requests a round):\n` +
+    on.map((x, p) => `  processes ${p + 1}: p99 on ${x.p99.toFixed(2)} ms, off ${off[p]!.p99.toFixed(2)} ms; ${Math.round(x.rps)} vs ${Math.round(off[p]!.rps)} req/s; ` +
+      `processor ${Math.round(x.cpuUs)} vs ${Math.round(off[p]!.cpuUs)} µs a request (medians of rounds)\n`).join("") +
+    `  rounds side by side (a process of each kind, one after the other): p99 ratio median ${median(pairs).toFixed(2)}, quartiles ${quantile(pairs, 0.25).toFixed(2)}–${quantile(pairs, 0.75).toFixed(2)}\n` +
+    `  processor time a request: on ${Math.round(median(on.map((x) => x.cpuUs)))} µs, off ${Math.round(median(off.map((x) => x.cpuUs)))} µs\n` +
+    `  pooled (every request of a kind): p99 on ${pooledOn.toFixed(2)} ms, off ${pooledOff.toFixed(2)} ms, ratio ${(pooledOn / pooledOff).toFixed(2)}\n` +
+    `  median of the processes' p99s (each over its own rounds): on ${processOn.toFixed(2)} ms, off ${processOff.toFixed(2)} ms, ratio ${(processOn / processOff).toFixed(2)} (target ≤ 1.10)\n`
+  );
+}
+
 export async function benchStats(): Promise<void> {
   // Written every FLUSH_EVERY_MS as `quire serve` writes them (the test servers' default is 50 ms).
   const on = await startTestServer({ QUIRE_STATISTICS: "1", QUIRE_PASSWORD_HASH_COST: "12" }, { statsFlushMs: FLUSH_EVERY_MS });
@@ -250,53 +317,20 @@ export async function benchStats(): Promise<void> {
     for (const s of more.on) readers.on.push(await serve(s, true));
     for (const s of more.off) readers.off.push(await serve(s, false));
     const { server: servedOn, path: readerOn } = readers.on[0]!;
-    // 2. The reader page with counting on and off, rounds in turn (off then on, on then off, so a
-    //    drift of the machine's load favours neither), each round's p99 measured to the
-    //    microsecond: with 2 connections (a steady load: below saturation where the page costs
+    // 2. The reader page with counting on and off, rounds in turn (readerRounds), each round's
+    //    p99 measured to the microsecond: with 2 connections (a steady load: below saturation where the page costs
     //    160 µs or more; where it costs 80, the server is busy 96% of the time and its p99 is one
     //    request's wait plus its own: docs/statistics.md, "An eighth machine"), then with 10 (as
     //    fast as the machine goes, where p99 is mostly queueing). Every request of the "on" rounds
     //    is a view counted through the whole path (bot check, keys, buffer, the process writing
     //    the batches); the user agents of READER_AGENTS make each a reader of its own to look up
     //    when written.
-    for (const r of [...readers.on, ...readers.off]) await latencyLoad(r.server, r.path, 10, 2);
-    for (const connections of [2, 10]) {
-      const rounds: Array<{ on: number; off: number; rpsOn: number; rpsOff: number; n: number; cpuOn: number; cpuOff: number; pair: number }> = [];
-      const pooled = { on: [] as Float64Array[], off: [] as Float64Array[] };
-      const byProcess = { on: readers.on.map(() => [] as Float64Array[]), off: readers.off.map(() => [] as Float64Array[]) };
-      for (let i = 0; i < ROUNDS; i++) {
-        // The processes' pairs in turn, and within each pair off then on, on then off.
-        const pair = i % PROCESSES;
-        const reader = { on: readers.on[pair]!, off: readers.off[pair]! };
-        const [first, second] = Math.floor(i / PROCESSES) % 2 === 0 ? [reader.off, reader.on] : [reader.on, reader.off];
-        const a = await latencyLoad(first.server, first.path, connections, ROUND_S);
-        const b = await latencyLoad(second.server, second.path, connections, ROUND_S);
-        const [off, on] = first === reader.off ? [a, b] : [b, a];
-        pooled.on.push(on.latencies);
-        pooled.off.push(off.latencies);
-        byProcess.on[pair]!.push(on.latencies);
-        byProcess.off[pair]!.push(off.latencies);
-        rounds.push({ off: off.p99, on: on.p99, rpsOff: off.rps, rpsOn: on.rps, n: on.n + off.n, cpuOn: on.cpuUs, cpuOff: off.cpuUs, pair });
-      }
-      const ratios = rounds.map((r) => r.on / r.off);
-      const pooledOn = p99Of(pooled.on);
-      const pooledOff = p99Of(pooled.off);
-      const processP99 = { on: byProcess.on.map(p99Of), off: byProcess.off.map(p99Of) };
-      const processOn = median(processP99.on);
-      const processOff = median(processP99.off);
-      const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(", ");
-      process.stdout.write(
-        `reader page p99 (quire serve, ${PROCESSES} processes of each kind), ${connections} connections, ${ROUNDS} rounds in turn of ${ROUND_S} s each (${Math.round(median(rounds.map((r) => r.n)))} requests a round):\n` +
-          rounds.map((r, i) =>
-            `  round ${i + 1} (processes ${r.pair + 1}): on ${r.on.toFixed(2)} ms, off ${r.off.toFixed(2)} ms, ratio ${(r.on / r.off).toFixed(2)}; ${Math.round(r.rpsOn)} vs ${Math.round(r.rpsOff)} req/s; ` +
-            `processor ${Math.round(r.cpuOn)} vs ${Math.round(r.cpuOff)} µs a request\n`).join("") +
-          `  median: on ${median(rounds.map((r) => r.on)).toFixed(2)} ms, off ${median(rounds.map((r) => r.off)).toFixed(2)} ms, ratio ${median(ratios).toFixed(2)}; ` +
-          `${Math.round(median(rounds.map((r) => r.rpsOn)))} vs ${Math.round(median(rounds.map((r) => r.rpsOff)))} req/s; ` +
-          `processor time ${Math.round(median(rounds.map((r) => r.cpuOn)))} vs ${Math.round(median(rounds.map((r) => r.cpuOff)))} µs a request, ratio ${median(rounds.map((r) => r.cpuOn / r.cpuOff)).toFixed(2)}\n` +
-          `  pooled (every request of the rounds): p99 on ${pooledOn.toFixed(2)} ms, off ${pooledOff.toFixed(2)} ms, ratio ${(pooledOn / pooledOff).toFixed(2)}\n` +
-          `  by process (each process's p99 over its rounds): on ${list(processP99.on)} ms, off ${list(processP99.off)} ms; ` +
-          `median on ${processOn.toFixed(2)} ms, off ${processOff.toFixed(2)} ms, ratio ${(processOn / processOff).toFixed(2)} (target ≤ 1.10)\n`,
-      );
+    const loader = new LoadProcess();
+    try {
+      for (const r of [...readers.on, ...readers.off]) await latencyLoad(loader, r.server, r.path, 10, 2);
+      for (const connections of [2, 10]) process.stdout.write(await readerRounds(loader, readers, connections));
+    } finally {
+      loader.close();
     }
 
     // The beacon route under load, after the rounds (its writes would have made the "on" server's
@@ -305,7 +339,7 @@ export async function benchStats(): Promise<void> {
     await (await fetch(servedOn.url + readerOn, { headers: { "user-agent": UA } })).arrayBuffer();
     const beaconBody = JSON.stringify({ p: 3, s: 1, t: true, sh: 0, c: 0 });
     await load(`${servedOn.url}${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 2 });
-    const beacons = await load(`${servedOn.url}${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: ROUND_S });
+    const beacons = await load(`${servedOn.url}${readerOn}/beacon`, { method: "POST", body: beaconBody, seconds: 3 });
     process.stdout.write(`beacon route (SQLite, counting on): ${Math.round(beacons.rps)} beacons/s answered 204, p99 ${beacons.p99} ms\n`);
 
     // 3. The statistics pages over a year of 1,000 documents.
