@@ -69,8 +69,9 @@ const DAYS = 365;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 /**
  * The p99 of every latency (µs) of several rounds, in ms: each round's p99 rests on its slowest
- * 1% (about 65 requests in 3 s at 2 connections) and moved by ±30% from round to round; the p99
- * of all of a side's requests together is the figure the rounds' noise moves least.
+ * 1% (about 70–100 requests in a 1-s round at 2 connections) and moves by ±30% from round to
+ * round; the p99 of all of a process's (or a kind's) requests together is the figure the rounds'
+ * noise moves least.
  */
 function p99Of(rounds: Float64Array[]): number {
   const all = new Float64Array(rounds.reduce((n, r) => n + r.length, 0));
@@ -318,10 +319,10 @@ export async function benchStats(): Promise<void> {
     for (const s of more.off) readers.off.push(await serve(s, false));
     const { server: servedOn, path: readerOn } = readers.on[0]!;
     // 2. The reader page with counting on and off, rounds in turn (readerRounds), each round's
-    //    p99 measured to the microsecond: with 2 connections (a steady load: below saturation where the page costs
-    //    160 µs or more; where it costs 80, the server is busy 96% of the time and its p99 is one
-    //    request's wait plus its own: docs/statistics.md, "An eighth machine"), then with 10 (as
-    //    fast as the machine goes, where p99 is mostly queueing). Every request of the "on" rounds
+    //    p99 measured to the microsecond: with 2 connections (a steady load: below saturation
+    //    where the page costs 160 µs or more; where it costs 80, the server is busy 96% of the time
+    //    and its p99 is one request's wait plus its own: docs/statistics.md, "An eighth machine"),
+    //    then with 10 (as fast as the machine goes, where p99 is mostly queueing). Every request of the "on" rounds
     //    is a view counted through the whole path (bot check, keys, buffer, the process writing
     //    the batches); the user agents of READER_AGENTS make each a reader of its own to look up
     //    when written.
