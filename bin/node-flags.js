@@ -6,5 +6,5 @@
 // 1 MiB, and grows it back only by doubling, as objects survive its collections. A server taking
 // traffic again after a quiet spell then collected garbage three to seven times as often for tens
 // of seconds, and spent up to half as much processor time again on each request. 16 MiB is the
-// size Node 20's V8 grows it to under load and never beyond (docs/scaling.md, "Node.js flags").
+// size Node 20's V8 grows it to under load and never beyond (docs/scaling.md, "Operating notes").
 export const NODE_FLAGS = ["--min-semi-space-size=16"];
