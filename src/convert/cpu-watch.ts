@@ -155,12 +155,19 @@ export function watchCpu(groups: () => readonly number[], limits: CpuWatchLimits
   if (first !== undefined) base = { cpu: current(first, startedAt) };
   progress = { at: startedAt, cpu: base.cpu };
 
+  let sampledAt = startedAt;
   const watch: Watch = {
     groups,
     // Often enough to see a stall within a quarter of its window.
     everyMs: Math.max(100, Math.min(1000, Math.floor(stallMs / 4))),
     sample(cpuByGroup, now) {
       if (decided) return;
+      // A sample this late means this process was held back (its event loop busy, or the machine):
+      // progress the converter reported meanwhile waits behind this sample, unread. That time is not
+      // counted towards a stall.
+      const late = now - sampledAt - 2 * watch.everyMs;
+      sampledAt = now;
+      if (late > 0) progress = { at: progress.at + late, cpu: progress.cpu };
       const cpu = current(cpuByGroup, now);
       const used = cpuByGroup === undefined ? cpu : cpu - base.cpu;
       const wall = now - startedAt;

@@ -40,6 +40,23 @@ describe("runSandboxed, progress on stderr", () => {
     assert.equal(stalled.kind, "stalled");
   });
 
+  test("a watcher held back past the stall window (its event loop busy) does not take a converter that reported progress meanwhile for stalled", async () => {
+    let blocked = false;
+    const run = await runSandboxed(command("for i in 1 2 3 4; do echo $i >&2; sleep 0.3; done"), {
+      timeoutMs: 2000,
+      onStderr: (_chunk, restartTimeout) => {
+        restartTimeout();
+        if (blocked) return;
+        blocked = true;
+        // The event loop held for longer than the 1 s window, as a loaded machine or a long
+        // synchronous step holds it: the reports made meanwhile wait in the pipe behind the sampler.
+        const until = performance.now() + 1500;
+        while (performance.now() < until);
+      },
+    });
+    assert.equal(run.kind, "exited");
+  });
+
   test("without restarts the limit is on the whole run: a program that keeps the processor busy past it is too slow", async () => {
     const run = await runSandboxed(command("for i in 1 2 3 4 5 6; do echo $i >&2; done; while :; do :; done"), { timeoutMs: 400, onStderr: () => undefined });
     assert.equal(run.kind, "timeout");
