@@ -5,7 +5,7 @@ import { createRateLimiter } from "../../src/api/rate-limit.ts";
 import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient } from "../../src/client/quire-client.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { call, type Caller, callerOf, getNormal, multipart, type Params, rawHttp, sign } from "../helpers/api-client.ts";
+import { call, type Caller, callerOf, getNormal, multipart, type Params, rawHttp, type RawResponse, sign } from "../helpers/api-client.ts";
 import { assertError, type Format, okRsp } from "../helpers/api-answers.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -99,6 +99,22 @@ describe("a server with QUIRE_RATE_BURST=3, QUIRE_RATE_PER_SECOND=2", () => {
     assert.fail("forged requests never throttled");
   }
 
+  /**
+   * `send` is answered 012 once `drain` has emptied the bucket: the limit is checked before what
+   * `send` gets wrong. A unit comes back every 500 ms here, so on a loaded machine one can refill
+   * between the two, and `send` then meets the later check; that shows nothing either way, so the
+   * bucket is drained again and `send` repeated. A limit checked after the later check never
+   * answers 012, whatever the attempts.
+   */
+  async function throttledBefore(drain: (who: Caller) => Promise<void>, send: () => Promise<RawResponse>, format: Format): Promise<void> {
+    let answer: RawResponse | undefined;
+    for (let i = 0; i < 5 && !(answer && isThrottled(answer.body)); i++) {
+      await drain(c);
+      answer = await send();
+    }
+    assertError(answer!, format, "012");
+  }
+
   test("012 comes after 009/010 and before the signature, action and parameter checks", async () => {
     await exhaust(c);
     // an unknown key is 010 however hard it floods, and a missing one 009
@@ -106,26 +122,20 @@ describe("a server with QUIRE_RATE_BURST=3, QUIRE_RATE_PER_SECOND=2", () => {
     for (let i = 0; i < 10; i++) assertError(await getNormal(c, { action: "svc.document_embeds.list", apiKey: unknown, format: "json", signature: "x" }), "json", "010");
     assertError(await getNormal(c, { action: "svc.document_embeds.list", format: "json", signature: "x" }), "json", "009");
     // requests not correctly signed pour into a bucket of their own (decisions §2 step 3)
-    await exhaustUnsigned(c);
     const badSignature: Params = { ...sign({ action: "svc.document_embeds.list", apiKey: c.apiKey, format: "json" }, c.apiSecret), signature: "0".repeat(32) };
-    assertError(await getNormal(c, badSignature), "json", "012");
-    await exhaustUnsigned(c);
-    assertError(await getNormal(c, { action: "svc.document_embeds.list", apiKey: c.apiKey, format: "xml" }), "xml", "012");
+    await throttledBefore(exhaustUnsigned, () => getNormal(c, badSignature), "json");
+    await throttledBefore(exhaustUnsigned, () => getNormal(c, { action: "svc.document_embeds.list", apiKey: c.apiKey, format: "xml" }), "xml");
     // correctly signed ones into the key's own
-    await exhaust(c);
-    assertError(await call(c, "no.such_action", {}, "json"), "json", "012");
-    await exhaust(c);
-    assertError(await call(c, "document_embed.add", {}, "json"), "json", "012");
-    await exhaust(c);
+    await throttledBefore(exhaust, () => call(c, "no.such_action", {}, "json"), "json");
+    await throttledBefore(exhaust, () => call(c, "document_embed.add", {}, "json"), "json");
     // the upload endpoint counts too
     const { body, contentType } = multipart(sign({ action: "svc.document.upload", apiKey: c.apiKey, format: "json" }, c.apiSecret));
-    const res = await rawHttp(server.url, {
+    await throttledBefore(exhaust, () => rawHttp(server.url, {
       method: "POST",
       path: "/upload/1_0",
       headers: [["Content-Type", contentType], ["Content-Length", String(Buffer.byteLength(body))]],
       body,
-    });
-    assertError(res, "json", "012");
+    }), "json");
   });
 
   test("a flood of wrongly signed requests with a victim's key never throttles the victim's signed calls", async () => {
