@@ -6,7 +6,7 @@ import { createAccount } from "../../src/accounts/account-admin.ts";
 import { QuireClient } from "../../src/client/quire-client.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { call, type Caller, callerOf, getNormal, multipart, type Params, rawHttp, type RawResponse, sign } from "../helpers/api-client.ts";
-import { assertError, type Format, okRsp } from "../helpers/api-answers.ts";
+import { assertError, type Format, okRsp, readAnswer } from "../helpers/api-answers.ts";
 import { FIXTURES } from "../helpers/paths.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -108,7 +108,8 @@ describe("a server with QUIRE_RATE_BURST=3, QUIRE_RATE_PER_SECOND=2", () => {
    */
   async function throttledBefore(drain: (who: Caller) => Promise<void>, send: () => Promise<RawResponse>, format: Format): Promise<void> {
     let answer: RawResponse | undefined;
-    for (let i = 0; i < 5 && !(answer && isThrottled(answer.body)); i++) {
+    // In the answer's own format: isThrottled reads JSON only.
+    for (let i = 0; i < 5 && !(answer && readAnswer(answer, format).error?.code === "012"); i++) {
       await drain(c);
       answer = await send();
     }
